@@ -1,0 +1,151 @@
+//===- SchedAttrs.cpp - sched dialect attributes --------------------------===//
+
+#include "pipesched/Dialect/Sched/SchedDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace pipesched::sched;
+
+#define GET_ATTRDEF_CLASSES
+#include "pipesched/Dialect/Sched/SchedAttrs.cpp.inc"
+
+void SchedDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "pipesched/Dialect/Sched/SchedAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// CostAttr
+//===----------------------------------------------------------------------===//
+
+static constexpr int64_t kDefaultFwd = 1, kDefaultBwd = 2;
+
+CostAttr CostAttr::getDefault(MLIRContext *ctx) {
+  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0);
+}
+
+int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
+  ArrayRef<int64_t> values = d == Direction::Forward    ? getFwd()
+                             : d == Direction::Backward ? getBwd()
+                                                        : getBwdWeight();
+  if (values.empty())
+    return 0;
+  return values.size() == 1 ? values.front() : values[stage];
+}
+
+LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> fwd, ArrayRef<int64_t> bwd,
+                               ArrayRef<int64_t> bwdWeight, int64_t actBytes,
+                               int64_t weightBytes) {
+  auto checkDurations = [&](StringRef key, ArrayRef<int64_t> values,
+                            bool mayBeEmpty) -> LogicalResult {
+    if (values.empty() && !mayBeEmpty)
+      return emitError() << "cost '" << key << "' needs at least one value";
+    for (int64_t v : values)
+      if (v < 0)
+        return emitError() << "cost '" << key
+                           << "' has a negative duration " << v;
+    return success();
+  };
+  if (failed(checkDurations("fwd", fwd, false)) ||
+      failed(checkDurations("bwd", bwd, false)) ||
+      failed(checkDurations("bwd_w", bwdWeight, true)))
+    return failure();
+  if (actBytes < 0 || weightBytes < 0)
+    return emitError() << "cost sizes must be non-negative";
+  return success();
+}
+
+/// Parses `N` or `[N, N, ...]`.
+static ParseResult parseScalarOrList(AsmParser &p,
+                                     SmallVectorImpl<int64_t> &values) {
+  values.clear();
+  if (succeeded(p.parseOptionalLSquare())) {
+    if (succeeded(p.parseOptionalRSquare()))
+      return success();
+    do {
+      if (p.parseInteger(values.emplace_back()))
+        return failure();
+    } while (succeeded(p.parseOptionalComma()));
+    return p.parseRSquare();
+  }
+  return p.parseInteger(values.emplace_back());
+}
+
+Attribute CostAttr::parse(AsmParser &p, Type) {
+  SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight;
+  int64_t actBytes = 0, weightBytes = 0;
+  llvm::SmallDenseSet<StringRef> seen;
+  if (p.parseLess())
+    return {};
+  if (succeeded(p.parseOptionalGreater()))
+    return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
+                                p.getContext(), fwd, bwd, bwdWeight, actBytes,
+                                weightBytes);
+  do {
+    StringRef key;
+    SMLoc keyLoc = p.getCurrentLocation();
+    if (p.parseKeyword(&key) || p.parseEqual())
+      return {};
+    if (!seen.insert(key).second) {
+      p.emitError(keyLoc) << "cost key '" << key << "' appears twice";
+      return {};
+    }
+    ParseResult r = success();
+    if (key == "fwd")
+      r = parseScalarOrList(p, fwd);
+    else if (key == "bwd")
+      r = parseScalarOrList(p, bwd);
+    else if (key == "bwd_w")
+      r = parseScalarOrList(p, bwdWeight);
+    else if (key == "act")
+      r = p.parseInteger(actBytes);
+    else if (key == "weights")
+      r = p.parseInteger(weightBytes);
+    else {
+      p.emitError(keyLoc) << "unknown cost key '" << key
+                          << "' (expected fwd, bwd, bwd_w, act or weights)";
+      return {};
+    }
+    if (failed(r))
+      return {};
+  } while (succeeded(p.parseOptionalComma()));
+  if (p.parseGreater())
+    return {};
+  return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
+                              p.getContext(), fwd, bwd, bwdWeight, actBytes,
+                              weightBytes);
+}
+
+static void printScalarOrList(AsmPrinter &p, ArrayRef<int64_t> values) {
+  if (values.size() == 1) {
+    p << values.front();
+    return;
+  }
+  p << '[';
+  llvm::interleaveComma(values, p);
+  p << ']';
+}
+
+void CostAttr::print(AsmPrinter &p) const {
+  p << "<fwd = ";
+  printScalarOrList(p, getFwd());
+  p << ", bwd = ";
+  printScalarOrList(p, getBwd());
+  if (isSplitBackward()) {
+    p << ", bwd_w = ";
+    printScalarOrList(p, getBwdWeight());
+  }
+  if (getActBytes())
+    p << ", act = " << getActBytes();
+  if (getWeightBytes())
+    p << ", weights = " << getWeightBytes();
+  p << '>';
+}

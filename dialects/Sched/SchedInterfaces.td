@@ -1,0 +1,31 @@
+//===- SchedInterfaces.td - sched op interfaces -------------*- tablegen -*-===//
+
+#ifndef PIPESCHED_SCHED_INTERFACES_TD
+#define PIPESCHED_SCHED_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Sched_JobOpInterface : OpInterface<"JobOpInterface"> {
+  let cppNamespace = "::pipesched::sched";
+  let description = [{
+    A job `(s, b, d)` of the master schedule. Passes walk jobs through this
+    interface so that forward and backward (and later communication) ops are
+    treated alike.
+  }];
+  let methods = [
+    InterfaceMethod<"The stage `s` of the job.", "int64_t", "getStageIndex", (ins),
+      [{}], [{ return $_op.getStage(); }]>,
+    InterfaceMethod<"The microbatch `b` of the job.", "int64_t", "getMicrobatchIndex", (ins),
+      [{}], [{ return $_op.getMicrobatch(); }]>,
+    InterfaceMethod<"The direction `d` of the job.", "::pipesched::sched::Direction",
+      "getDirection", (ins)>,
+    InterfaceMethod<"The worker that runs the job, if placed.",
+      "std::optional<int64_t>", "getComputeWorker", (ins),
+      [{}], [{ return $_op.getCompute(); }]>,
+    InterfaceMethod<"The worker that owns the job's weights, if placed.",
+      "std::optional<int64_t>", "getWeightsWorker", (ins),
+      [{}], [{ return $_op.getWeights(); }]>,
+  ];
+}
+
+#endif // PIPESCHED_SCHED_INTERFACES_TD

@@ -1,0 +1,223 @@
+//===- SchedOps.cpp - sched dialect operations ----------------------------===//
+
+#include "pipesched/Dialect/Sched/SchedOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace pipesched::sched;
+
+#define GET_OP_CLASSES
+#include "pipesched/Dialect/Sched/SchedOps.cpp.inc"
+
+std::string pipesched::sched::describeJob(JobOpInterface job) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  switch (job.getDirection()) {
+  case Direction::Forward:
+    os << "forward";
+    break;
+  case Direction::Backward:
+    os << "backward";
+    break;
+  case Direction::BackwardWeight:
+    os << "backward_weight";
+    break;
+  }
+  os << " (s=" << job.getStageIndex() << ", b=" << job.getMicrobatchIndex()
+     << ")";
+  return text;
+}
+
+static std::string describeJobAt(int64_t s, int64_t b, Direction d) {
+  return (Twine(d == Direction::Forward ? "forward" : "backward") + " (s=" +
+          Twine(s) + ", b=" + Twine(b) + ")")
+      .str();
+}
+
+//===----------------------------------------------------------------------===//
+// StepOp
+//===----------------------------------------------------------------------===//
+
+CostAttr StepOp::getCostOrDefault() {
+  if (CostAttr cost = getCostAttr())
+    return cost;
+  return CostAttr::getDefault(getContext());
+}
+
+Block &StepOp::getOrCreateBody() {
+  if (getBody().empty())
+    getBody().push_back(new Block());
+  return getBody().front();
+}
+
+/// Dense index of job (s, b, d) in a step with B microbatches.
+static int64_t jobIndex(int64_t numMicrobatches, int64_t s, int64_t b,
+                        Direction d) {
+  return (s * numMicrobatches + b) * 2 + static_cast<int64_t>(d);
+}
+
+LogicalResult StepOp::verifyRegions() {
+  int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
+  int64_t numJobs = 0;
+  if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
+      llvm::MulOverflow(numJobs, int64_t(2), numJobs))
+    return emitOpError("stages * microbatches is too large");
+
+  CostAttr cost = getCostOrDefault();
+  for (auto [key, values] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"fwd", cost.getFwd()},
+        {"bwd", cost.getBwd()},
+        {"bwd_w", cost.getBwdWeight()}}) {
+    if (values.size() > 1 && static_cast<int64_t>(values.size()) != numStages)
+      return emitOpError() << "cost '" << key << "' lists " << values.size()
+                           << " durations for " << numStages << " stages";
+  }
+  if (cost.isSplitBackward())
+    return emitOpError("a split backward (bwd_w) is not supported yet");
+
+  if (isSpec())
+    return success();
+
+  // Position of every job in the block, by dense job index. Job verifiers
+  // have already checked ranges and edges; this checks the graph as a whole.
+  llvm::DenseMap<int64_t, std::pair<unsigned, Operation *>> position;
+  position.reserve(getBody().front().getOperations().size());
+  unsigned index = 0;
+  for (Operation &op : getBody().front()) {
+    auto job = dyn_cast<JobOpInterface>(op);
+    if (!job)
+      return op.emitOpError("is not a job and cannot appear in a step");
+    int64_t key = jobIndex(numMicrobatches, job.getStageIndex(),
+                           job.getMicrobatchIndex(), job.getDirection());
+    auto [it, inserted] = position.try_emplace(key, index++, &op);
+    if (!inserted) {
+      InFlightDiagnostic diag =
+          op.emitOpError() << describeJob(job) << " is defined twice";
+      diag.attachNote(it->second.second->getLoc()) << "first defined here";
+      return diag;
+    }
+  }
+
+  for (auto &[key, entry] : position) {
+    auto job = cast<JobOpInterface>(entry.second);
+    if (job.getDirection() != Direction::Backward)
+      continue;
+    auto fwd = position.find(key - 1);
+    if (fwd != position.end() && fwd->second.first > entry.first) {
+      InFlightDiagnostic diag = job->emitOpError()
+                                << describeJob(job)
+                                << " appears before its forward";
+      diag.attachNote(fwd->second.second->getLoc()) << "forward is here";
+      return diag;
+    }
+  }
+
+  if (!getPartial() && static_cast<int64_t>(position.size()) != numJobs) {
+    for (int64_t s = 0; s < numStages; ++s)
+      for (int64_t b = 0; b < numMicrobatches; ++b)
+        for (Direction d : {Direction::Forward, Direction::Backward})
+          if (!position.count(jobIndex(numMicrobatches, s, b, d)))
+            return emitOpError() << "is missing " << describeJobAt(s, b, d)
+                                 << " (mark the step 'partial' to allow an "
+                                    "incomplete graph)";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Jobs
+//===----------------------------------------------------------------------===//
+
+/// Checks the fields every job shares: ranges against the enclosing step.
+static LogicalResult verifyJobCommon(JobOpInterface job) {
+  auto step = job->getParentOfType<StepOp>();
+  if (job.getStageIndex() >= step.getStages())
+    return job->emitOpError() << "stage " << job.getStageIndex()
+                              << " is out of range [0, " << step.getStages()
+                              << ")";
+  if (job.getMicrobatchIndex() >= step.getMicrobatches())
+    return job->emitOpError()
+           << "microbatch " << job.getMicrobatchIndex()
+           << " is out of range [0, " << step.getMicrobatches() << ")";
+  for (auto [name, worker] :
+       {std::pair<StringRef, std::optional<int64_t>>{"compute",
+                                                     job.getComputeWorker()},
+        {"weights", job.getWeightsWorker()}})
+    if (worker && *worker >= step.getWorkers())
+      return job->emitOpError()
+             << describeJob(job) << " has " << name << " worker " << *worker
+             << " outside [0, " << step.getWorkers() << ")";
+  return success();
+}
+
+/// Checks that `operands` is either empty (allowed in a partial step) or
+/// exactly the output of job (s, b, d).
+static LogicalResult verifyEdge(JobOpInterface job, ValueRange operands,
+                                StringRef role, int64_t s, int64_t b,
+                                Direction d) {
+  bool partial = job->getParentOfType<StepOp>().getPartial();
+  if (operands.empty() && partial)
+    return success();
+  if (operands.size() != 1)
+    return job->emitOpError()
+           << describeJob(job) << " expects one " << role << " from "
+           << describeJobAt(s, b, d) << ", got " << operands.size();
+  auto producer = operands.front().getDefiningOp<JobOpInterface>();
+  if (!producer || producer.getStageIndex() != s ||
+      producer.getMicrobatchIndex() != b || producer.getDirection() != d) {
+    InFlightDiagnostic diag = job->emitOpError()
+                              << describeJob(job) << " expects its " << role
+                              << " from " << describeJobAt(s, b, d) << ", got ";
+    if (producer)
+      diag << "the output of " << describeJob(producer);
+    else
+      diag << "a value that no job produces";
+    return diag;
+  }
+  return success();
+}
+
+static LogicalResult expectNone(JobOpInterface job, ValueRange operands,
+                                StringRef what) {
+  if (operands.empty())
+    return success();
+  return job->emitOpError() << describeJob(job) << " takes no " << what;
+}
+
+Direction ForwardOp::getDirection() { return Direction::Forward; }
+
+LogicalResult ForwardOp::verify() {
+  auto job = cast<JobOpInterface>(getOperation());
+  if (failed(verifyJobCommon(job)))
+    return failure();
+  int64_t s = getStage(), b = getMicrobatch();
+  if (s == 0)
+    return expectNone(job, getInputs(), "input at stage 0");
+  return verifyEdge(job, getInputs(), "activation", s - 1, b,
+                    Direction::Forward);
+}
+
+Direction BackwardOp::getDirection() { return Direction::Backward; }
+
+LogicalResult BackwardOp::verify() {
+  auto job = cast<JobOpInterface>(getOperation());
+  if (failed(verifyJobCommon(job)))
+    return failure();
+  int64_t s = getStage(), b = getMicrobatch();
+  int64_t lastStage = getOperation()->getParentOfType<StepOp>().getStages() - 1;
+  LogicalResult grads =
+      s == lastStage
+          ? verifyEdge(job, getGrads(), "gradient", s, b, Direction::Forward)
+          : verifyEdge(job, getGrads(), "gradient", s + 1, b,
+                       Direction::Backward);
+  if (failed(grads))
+    return failure();
+  if (s == 0)
+    return expectNone(job, getActs(), "activation at stage 0");
+  return verifyEdge(job, getActs(), "activation", s - 1, b,
+                    Direction::Forward);
+}

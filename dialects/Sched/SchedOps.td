@@ -1,0 +1,131 @@
+//===- SchedOps.td - sched dialect operations ---------------*- tablegen -*-===//
+
+#ifndef PIPESCHED_SCHED_OPS_TD
+#define PIPESCHED_SCHED_OPS_TD
+
+include "Sched/SchedDialect.td"
+include "Sched/SchedTypes.td"
+include "Sched/SchedAttrs.td"
+include "Sched/SchedInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def NonNegI64Attr : ConfinedAttr<I64Attr, [IntNonNegative]>;
+def PositiveI64Attr : ConfinedAttr<I64Attr, [IntPositive]>;
+
+//===----------------------------------------------------------------------===//
+// sched.step
+//===----------------------------------------------------------------------===//
+
+def Sched_StepOp : Sched_Op<"step", [
+    IsolatedFromAbove, NoTerminator, SingleBlock]> {
+  let summary = "one training step: S stages, B microbatches, W workers";
+  let description = [{
+    Holds the jobs of one training step. With an empty body the op is a
+    *spec* that `--sched-expand` turns into the full graph of `2*S*B` jobs.
+    Jobs appear in a topological order (SSA dominance), so a backward can
+    never be listed before its forward.
+
+    ```mlir
+    sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> {
+      %0 = sched.forward (0, 0)
+      %1 = sched.forward (1, 0) from %0
+      %2 = sched.backward (1, 0) grad %1 act %0
+      %3 = sched.backward (0, 0) grad %2
+    }
+    ```
+
+    A non-empty body must hold every job exactly once, unless the step
+    carries `partial` (a graph that a later pass completes).
+  }];
+  let arguments = (ins
+    PositiveI64Attr:$stages,
+    PositiveI64Attr:$microbatches,
+    PositiveI64Attr:$workers,
+    OptionalAttr<Sched_CostAttr>:$cost,
+    UnitAttr:$partial
+  );
+  let regions = (region AnyRegion:$body);
+  let assemblyFormat = [{
+    `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
+    `workers` `=` $workers (`cost` $cost^)? (`partial` $partial^)?
+    attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 0;
+  let extraClassDeclaration = [{
+    /// The cost model, or the default one when the step has none.
+    CostAttr getCostOrDefault();
+    /// Whether the body is still a spec (no jobs yet).
+    bool isSpec() { return getBody().empty() || getBody().front().empty(); }
+    /// The body block, created if the region is empty.
+    ::mlir::Block &getOrCreateBody();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Jobs
+//===----------------------------------------------------------------------===//
+
+class Sched_JobOp<string mnemonic, list<Trait> traits = []>
+    : Sched_Op<mnemonic, !listconcat(traits, [
+        HasParent<"StepOp">,
+        DeclareOpInterfaceMethods<Sched_JobOpInterface>])> {
+  let hasVerifier = 1;
+}
+
+def Sched_ForwardOp : Sched_JobOp<"forward"> {
+  let summary = "forward of stage `s` on microbatch `b`";
+  let description = [{
+    Computes `x[s+1][b] = F_s x[s][b]`. Its operand is the activation made by
+    the forward of the previous stage on the same microbatch (none at stage
+    0); its result feeds the next stage's forward and the backwards that need
+    it. `on` is `w_compute`, `weights` is `w_weights`.
+
+    ```mlir
+    %1 = sched.forward (1, 0) from %0 on 1 weights 1
+    ```
+  }];
+  let arguments = (ins
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$microbatch,
+    Variadic<Sched_TensorType>:$inputs,
+    OptionalAttr<NonNegI64Attr>:$compute,
+    OptionalAttr<NonNegI64Attr>:$weights
+  );
+  let results = (outs Sched_TensorType:$output);
+  let assemblyFormat = [{
+    `(` $stage `,` $microbatch `)` (`from` $inputs^)?
+    (`on` $compute^)? (`weights` $weights^)? attr-dict
+  }];
+}
+
+def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
+  let summary = "backward of stage `s` on microbatch `b`";
+  let description = [{
+    Computes `z[s][b] = B_s(x[s][b]) z[s+1][b]`. `grad` is the gradient made
+    by the next stage's backward, or, at the last stage, the output of the
+    stage's own forward (the loss is computed from it). `act` is the
+    activation the stage's forward consumed (none at stage 0): it must stay
+    live until this job runs.
+
+    ```mlir
+    %2 = sched.backward (1, 0) grad %1 act %0 on 1 weights 1
+    ```
+  }];
+  let arguments = (ins
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$microbatch,
+    Variadic<Sched_TensorType>:$grads,
+    Variadic<Sched_TensorType>:$acts,
+    OptionalAttr<NonNegI64Attr>:$compute,
+    OptionalAttr<NonNegI64Attr>:$weights
+  );
+  let results = (outs Sched_TensorType:$output);
+  let assemblyFormat = [{
+    `(` $stage `,` $microbatch `)` (`grad` $grads^)? (`act` $acts^)?
+    (`on` $compute^)? (`weights` $weights^)? attr-dict
+  }];
+}
+
+#endif // PIPESCHED_SCHED_OPS_TD

@@ -1,0 +1,19 @@
+//===- Passes.h - pipesched passes ------------------------------*- C++ -*-===//
+
+#ifndef PIPESCHED_TRANSFORMS_PASSES_H
+#define PIPESCHED_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "pipesched/Dialect/Sched/SchedOps.h"
+
+namespace pipesched {
+
+#define GEN_PASS_DECL
+#include "pipesched/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "pipesched/Transforms/Passes.h.inc"
+
+} // namespace pipesched
+
+#endif // PIPESCHED_TRANSFORMS_PASSES_H

@@ -1,0 +1,30 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "PIPESCHED"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".csv", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pipesched_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.pipesched_src_root, "examples")))
+config.substitutions.append(("%docs", os.path.join(config.pipesched_src_root, "docs")))
+
+# Every FileCheck variable is local to its CHECK-LABEL block.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+
+tool_dirs = [config.pipesched_tools_dir, config.llvm_tools_dir]
+tools = ["pipeline-opt"]
+for optional in ["pipeline-translate", "pipeline-run"]:
+    if os.path.exists(os.path.join(config.pipesched_tools_dir, optional)):
+        tools.append(optional)
+llvm_config.add_tool_substitutions(tools, tool_dirs)

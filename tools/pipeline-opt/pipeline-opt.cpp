@@ -1,0 +1,19 @@
+//===- pipeline-opt.cpp - the pipesched optimizer driver ------------------===//
+//
+// mlir-opt for master schedules: parses `.mlir`, runs pipesched passes and
+// pipelines, prints the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "pipesched/InitAllDialects.h"
+#include "pipesched/InitAllPasses.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  pipesched::registerAllDialects(registry);
+  pipesched::registerAllPasses();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "pipesched optimizer driver\n", registry));
+}
