@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what pipesched needs from Debian (only what is missing), then
+# configures and builds it in build/. Idempotent and non-interactive.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ python3 ccache
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev
+  libopenmpi-dev openmpi-bin
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+build_type="${PIPESCHED_BUILD_TYPE:-Release}"
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -S . -B build \
+    -DCMAKE_BUILD_TYPE="$build_type" \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
+cmake --build build -j "${PIPESCHED_JOBS:-2}"

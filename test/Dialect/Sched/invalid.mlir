@@ -1,0 +1,270 @@
+// RUN: pipeline-opt %s -split-input-file -verify-diagnostics
+
+// Tests that a step needs at least one stage.
+// expected-error @below {{'sched.step' op attribute 'stages' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+sched.step stages = 0, microbatches = 1, workers = 1 {
+}
+
+// -----
+
+// Tests that a step whose job count overflows is rejected.
+// expected-error @below {{'sched.step' op stages * microbatches is too large}}
+sched.step stages = 4294967296, microbatches = 4294967296, workers = 1 {
+}
+
+// -----
+
+// Tests that a per-stage cost list has one entry per stage.
+// expected-error @below {{'sched.step' op cost 'fwd' lists 3 durations for 4 stages}}
+sched.step stages = 4, microbatches = 1, workers = 1 cost <fwd = [1, 2, 3], bwd = 2> {
+}
+
+// -----
+
+// Tests that the split backward is refused until it is supported.
+// expected-error @below {{'sched.step' op a split backward (bwd_w) is not supported yet}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, bwd_w = 1> {
+}
+
+// -----
+
+// Tests that durations are non-negative.
+// expected-error @below {{cost 'bwd' has a negative duration -2}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = -2> {
+}
+
+// -----
+
+// Tests that a duration list is not empty.
+// expected-error @below {{cost 'fwd' needs at least one value}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = [], bwd = 2> {
+}
+
+// -----
+
+// Tests that sizes are non-negative.
+// expected-error @below {{cost sizes must be non-negative}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <act = -1> {
+}
+
+// -----
+
+// Tests that unknown cost keys are named.
+// expected-error @below {{unknown cost key 'latency' (expected fwd, bwd, bwd_w, act or weights)}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <latency = 1> {
+}
+
+// -----
+
+// Tests that a cost key appears once.
+// expected-error @below {{cost key 'fwd' appears twice}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, fwd = 2> {
+}
+
+// -----
+
+// Tests that only jobs live in a step.
+sched.step stages = 1, microbatches = 1, workers = 1 {
+  // expected-error @below {{'sched.step' op is not a job and cannot appear in a step}}
+  sched.step stages = 1, microbatches = 1, workers = 1 {
+  }
+}
+
+// -----
+
+// Tests that the stage of a job is in range.
+sched.step stages = 2, microbatches = 1, workers = 1 {
+  // expected-error @below {{'sched.forward' op stage 2 is out of range [0, 2)}}
+  %0 = sched.forward(2, 0)
+}
+
+// -----
+
+// Tests that the microbatch of a job is in range.
+sched.step stages = 2, microbatches = 1, workers = 1 {
+  // expected-error @below {{'sched.forward' op microbatch 1 is out of range [0, 1)}}
+  %0 = sched.forward(0, 1)
+}
+
+// -----
+
+// Tests that stage and microbatch are non-negative.
+sched.step stages = 2, microbatches = 1, workers = 1 {
+  // expected-error @below {{'sched.forward' op attribute 'stage' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = sched.forward(-1, 0)
+}
+
+// -----
+
+// Tests that the compute worker is in range.
+sched.step stages = 1, microbatches = 1, workers = 2 {
+  // expected-error @below {{'sched.forward' op forward (s=0, b=0) has compute worker 2 outside [0, 2)}}
+  %0 = sched.forward(0, 0) on 2
+  %1 = sched.backward(0, 0) grad %0
+}
+
+// -----
+
+// Tests that the weights worker is in range.
+sched.step stages = 1, microbatches = 1, workers = 2 {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.backward' op backward (s=0, b=0) has weights worker 7 outside [0, 2)}}
+  %1 = sched.backward(0, 0) grad %0 on 0 weights 7
+}
+
+// -----
+
+// Tests that a job is defined once.
+sched.step stages = 1, microbatches = 1, workers = 1 {
+  // expected-note @below {{first defined here}}
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.forward' op forward (s=0, b=0) is defined twice}}
+  %1 = sched.forward(0, 0)
+  %2 = sched.backward(0, 0) grad %0
+}
+
+// -----
+
+// Tests that the forward of stage 0 has no input.
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(1, 0)
+  // expected-error @below {{'sched.forward' op forward (s=0, b=0) takes no input at stage 0}}
+  %1 = sched.forward(0, 0) from %0
+}
+
+// -----
+
+// Tests that a forward is fed by the previous stage, not by another one.
+sched.step stages = 3, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.forward' op forward (s=2, b=0) expects its activation from forward (s=1, b=0), got the output of forward (s=0, b=0)}}
+  %1 = sched.forward(2, 0) from %0
+}
+
+// -----
+
+// Tests that a forward is fed by its own microbatch.
+sched.step stages = 2, microbatches = 2, workers = 1 partial {
+  %0 = sched.forward(0, 1)
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects its activation from forward (s=0, b=0), got the output of forward (s=0, b=1)}}
+  %1 = sched.forward(1, 0) from %0
+}
+
+// -----
+
+// Tests that a forward is fed by a forward, not by a backward.
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  %1 = sched.backward(0, 0)
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects its activation from forward (s=0, b=0), got the output of backward (s=0, b=0)}}
+  %2 = sched.forward(1, 0) from %1
+}
+
+// -----
+
+// Tests that a forward takes exactly one activation.
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects one activation from forward (s=0, b=0), got 2}}
+  %1 = sched.forward(1, 0) from %0, %0
+}
+
+// -----
+
+// Tests that a complete graph has no missing edge.
+sched.step stages = 2, microbatches = 1, workers = 1 {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects one activation from forward (s=0, b=0), got 0}}
+  %1 = sched.forward(1, 0)
+  %2 = sched.backward(1, 0) grad %1 act %0
+  %3 = sched.backward(0, 0) grad %2
+}
+
+// -----
+
+// Tests that an edge comes from a job.
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+^bb0(%arg0: !sched.tensor):
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects its activation from forward (s=0, b=0), got a value that no job produces}}
+  %0 = sched.forward(1, 0) from %arg0
+}
+
+// -----
+
+// Tests that the last stage's backward starts from its own forward's output.
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.backward' op backward (s=1, b=0) expects its gradient from forward (s=1, b=0), got the output of forward (s=0, b=0)}}
+  %1 = sched.backward(1, 0) grad %0
+}
+
+// -----
+
+// Tests that an inner stage's backward takes the next stage's gradient.
+sched.step stages = 3, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  %1 = sched.forward(1, 0) from %0
+  %2 = sched.forward(2, 0) from %1
+  %3 = sched.backward(2, 0) grad %2 act %1
+  // expected-error @below {{'sched.backward' op backward (s=0, b=0) expects its gradient from backward (s=1, b=0), got the output of backward (s=2, b=0)}}
+  %4 = sched.backward(0, 0) grad %3
+}
+
+// -----
+
+// Tests that a backward reads the activation its forward consumed.
+sched.step stages = 3, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  %1 = sched.forward(1, 0) from %0
+  %2 = sched.forward(2, 0) from %1
+  // expected-error @below {{'sched.backward' op backward (s=2, b=0) expects its activation from forward (s=1, b=0), got the output of forward (s=0, b=0)}}
+  %3 = sched.backward(2, 0) grad %2 act %0
+}
+
+// -----
+
+// Tests that the backward of stage 0 reads no activation.
+sched.step stages = 1, microbatches = 1, workers = 1 {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.backward' op backward (s=0, b=0) takes no activation at stage 0}}
+  %1 = sched.backward(0, 0) grad %0 act %0
+}
+
+// -----
+
+// Tests that a backward is not listed before its forward.
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+  %0 = sched.forward(0, 0)
+  // expected-error @below {{'sched.backward' op backward (s=1, b=0) appears before its forward}}
+  %1 = sched.backward(1, 0) act %0
+  // expected-note @below {{forward is here}}
+  %2 = sched.forward(1, 0) from %0
+}
+
+// -----
+
+// Tests that a complete step holds every job.
+// expected-error @below {{'sched.step' op is missing backward (s=0, b=1) (mark the step 'partial' to allow an incomplete graph)}}
+sched.step stages = 1, microbatches = 2, workers = 1 {
+  %0 = sched.forward(0, 0)
+  %1 = sched.backward(0, 0) grad %0
+  %2 = sched.forward(0, 1)
+}
+
+// -----
+
+// Tests that a use must follow its definition (jobs are in topological order).
+sched.step stages = 2, microbatches = 1, workers = 1 partial {
+  // expected-error @below {{operand #0 does not dominate this use}}
+  %1 = sched.forward(1, 0) from %0
+  // expected-note @below {{operand defined here}}
+  %0 = sched.forward(0, 0)
+}
+
+// -----
+
+// Tests that malformed syntax is a located error, not a crash.
+sched.step stages = 1, microbatches = 1, workers = 1 {
+  // expected-error @below {{expected attribute value}}
+  %0 = sched.forward(zero, 0)
+}

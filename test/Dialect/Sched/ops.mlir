@@ -1,0 +1,56 @@
+// RUN: pipeline-opt %s | pipeline-opt | FileCheck %s
+// RUN: pipeline-opt %s --mlir-print-op-generic | pipeline-opt | FileCheck %s
+// RUN: pipeline-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// Tests a spec: a step with an empty body and the default cost.
+// CHECK-LABEL: module @spec
+// CHECK-NEXT:    sched.step stages = 4, microbatches = 8, workers = 4 {
+// CHECK-NEXT:    }
+module @spec {
+  sched.step stages = 4, microbatches = 8, workers = 4 {
+  }
+}
+
+// Tests the cost attribute: scalars, per-stage lists and sizes.
+// CHECK-LABEL: module @cost
+// CHECK-NEXT:    sched.step stages = 3, microbatches = 1, workers = 1 cost <fwd = [1, 1, 2], bwd = [2, 2, 4], act = 4096, weights = 65536> partial {
+// GENERIC-LABEL: sym_name = "cost"
+// GENERIC:         cost = #sched.cost<fwd = [1, 1, 2], bwd = [2, 2, 4], act = 4096, weights = 65536>
+// GENERIC-SAME:    partial
+module @cost {
+  sched.step stages = 3, microbatches = 1, workers = 1 cost <weights = 65536, act = 4096, bwd = [2, 2, 4], fwd = [1, 1, 2]> partial {
+  }
+}
+
+// Tests a full graph of two stages and one microbatch, with placement.
+// CHECK-LABEL: module @graph
+// CHECK-NEXT:    sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> {
+// CHECK-NEXT:      %[[F0:.*]] = sched.forward(0, 0) on 0 weights 0
+// CHECK-NEXT:      %[[F1:.*]] = sched.forward(1, 0) from %[[F0]] on 1 weights 1
+// CHECK-NEXT:      %[[B1:.*]] = sched.backward(1, 0) grad %[[F1]] act %[[F0]] on 1 weights 1
+// CHECK-NEXT:      %{{.*}} = sched.backward(0, 0) grad %[[B1]] on 0 weights 0
+// CHECK-NEXT:    }
+// GENERIC-LABEL: sym_name = "graph"
+// GENERIC:         "sched.forward"() <{compute = 0 : i64, microbatch = 0 : i64, stage = 0 : i64, weights = 0 : i64}> : () -> !sched.tensor
+// GENERIC:         "sched.backward"(%{{.*}}, %{{.*}}) <{compute = 1 : i64, microbatch = 0 : i64, operandSegmentSizes = array<i32: 1, 1>, stage = 1 : i64, weights = 1 : i64}> : (!sched.tensor, !sched.tensor) -> !sched.tensor
+module @graph {
+  sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> {
+    %0 = sched.forward(0, 0) on 0 weights 0
+    %1 = sched.forward(1, 0) from %0 on 1 weights 1
+    %2 = sched.backward(1, 0) grad %1 act %0 on 1 weights 1
+    %3 = sched.backward(0, 0) grad %2 on 0 weights 0
+  }
+}
+
+// Tests a partial graph: a job may miss the edges of jobs that are absent.
+// CHECK-LABEL: module @partial
+// CHECK-NEXT:    sched.step stages = 2, microbatches = 2, workers = 1 partial {
+// CHECK-NEXT:      %{{.*}} = sched.forward(1, 1)
+// CHECK-NEXT:      %{{.*}} = sched.backward(0, 0)
+// CHECK-NEXT:    }
+module @partial {
+  sched.step stages = 2, microbatches = 2, workers = 1 partial {
+    %0 = sched.forward(1, 1)
+    %1 = sched.backward(0, 0)
+  }
+}
