@@ -11,8 +11,40 @@
 using namespace mlir;
 using namespace pipesched::sched;
 
+#include "pipesched/Dialect/Sched/SchedAttrInterfaces.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "pipesched/Dialect/Sched/SchedAttrs.cpp.inc"
+
+Attribute SchedDialect::parseAttribute(DialectAsmParser &parser,
+                                       Type type) const {
+  // `1f1b` lexes as the integer 1 followed by the keyword `f1b`.
+  SMLoc loc = parser.getCurrentLocation();
+  int64_t leading;
+  OptionalParseResult number = parser.parseOptionalInteger(leading);
+  if (number.has_value()) {
+    if (succeeded(*number) && leading == 1 &&
+        succeeded(parser.parseOptionalKeyword("f1b")))
+      return OneFOneBAttr::get(getContext());
+    parser.emitError(loc, "unknown sched attribute (the only one that starts "
+                          "with a digit is '1f1b')");
+    return {};
+  }
+  StringRef mnemonic;
+  Attribute attr;
+  OptionalParseResult result =
+      generatedAttributeParser(parser, &mnemonic, type, attr);
+  if (result.has_value())
+    return attr;
+  parser.emitError(loc) << "unknown sched attribute '" << mnemonic << "'";
+  return {};
+}
+
+void SchedDialect::printAttribute(Attribute attr,
+                                  DialectAsmPrinter &printer) const {
+  if (failed(generatedAttributePrinter(attr, printer)))
+    llvm_unreachable("every sched attribute has a printer");
+}
 
 void SchedDialect::registerAttributes() {
   addAttributes<

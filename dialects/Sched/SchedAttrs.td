@@ -58,4 +58,124 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Priority policies
+//===----------------------------------------------------------------------===//
+
+def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
+    "how a worker picks among its ready jobs", [
+    I32EnumAttrCase<"FillDrain", 0, "fill_drain">,
+    I32EnumAttrCase<"BackwardFirst", 1, "backward_first">,
+    I32EnumAttrCase<"DepthFirst", 2, "depth_first">,
+    I32EnumAttrCase<"BreadthFirst", 3, "breadth_first">
+  ]> {
+  let cppNamespace = "::pipesched::sched";
+  let genSpecializedAttr = 0;
+}
+def Sched_PriorityPolicyAttr
+    : EnumAttr<Sched_Dialect, Sched_PriorityPolicy, "priority"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Named strategies
+//===----------------------------------------------------------------------===//
+
+def Sched_StrategyAttrInterface : AttrInterface<"StrategyAttrInterface"> {
+  let cppNamespace = "::pipesched::sched";
+  let description = [{
+    A named training scheme: it expands to the placement maps `w_compute`
+    and `w_weights` over `(s, b, d)` and a default priority policy, for a
+    given shape (S stages, B microbatches, W workers), once its constraints
+    on that shape hold.
+  }];
+  let methods = [
+    InterfaceMethod<"Checks the strategy's constraints on a shape.",
+      "::llvm::LogicalResult", "verifyShape",
+      (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers,
+           "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError)>,
+    InterfaceMethod<"`w_compute(s, b, d)` for a shape that verified.",
+      "::mlir::AffineMap", "getComputeMap",
+      (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers)>,
+    InterfaceMethod<"`w_weights(s, b, d)` for a shape that verified.",
+      "::mlir::AffineMap", "getWeightsMap",
+      (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers)>,
+    InterfaceMethod<"The priority policy the scheme uses by default.",
+      "::pipesched::sched::PriorityPolicy", "getDefaultPriority", (ins)>,
+  ];
+}
+
+class Sched_StrategyAttr<string name, string attrMnemonic>
+    : Sched_Attr<name, attrMnemonic,
+        [DeclareAttrInterfaceMethods<Sched_StrategyAttrInterface>]>;
+
+def Sched_DdpAttr : Sched_StrategyAttr<"Ddp", "ddp"> {
+  let summary = "distributed data parallel: w = (b mod W, b mod W)";
+  let description = [{
+    Each worker runs whole microbatches with a full replica of the weights.
+    The seed asks `W = B`; `B` a multiple of `W` is gradient accumulation.
+  }];
+}
+
+def Sched_FsdpAttr : Sched_StrategyAttr<"Fsdp", "fsdp"> {
+  let summary = "fully sharded data parallel: compute b mod W, weights s mod W";
+  let description = [{
+    Like DDP, but stage `s`'s weights live on worker `s mod W` and are
+    fetched by the workers that need them. `B` a multiple of `W`.
+  }];
+}
+
+def Sched_GpipeAttr : Sched_StrategyAttr<"Gpipe", "gpipe"> {
+  let summary = "GPipe: stage s on worker s floordiv (S/W), fill-drain";
+  let description = [{
+    Pipeline parallelism with consecutive stages per worker (`S` a multiple
+    of `W`; the seed's `W = S` is one stage per worker).
+  }];
+}
+
+def Sched_OneFOneBAttr : Sched_StrategyAttr<"OneFOneB", "1f1b"> {
+  let summary = "1F1B (PipeDream-flush): GPipe's placement, backward first";
+  let description = [{
+    The same placement as `gpipe` with a backward-first priority and at most
+    `S - s` live microbatches on stage `s` (warm-up of `S-1-s` forwards).
+  }];
+}
+
+def Sched_Interleaved1F1BAttr
+    : Sched_StrategyAttr<"Interleaved1F1B", "interleaved_1f1b"> {
+  let summary = "interleaved 1F1B (Megatron): stage s on worker s mod W";
+  let description = [{
+    `v` chunks (virtual stages) per worker: `S = v * W`, stage `s` on worker
+    `s mod W`. Any `B`: microbatches are taken in rounds of `W` as Megatron
+    and torch do, the last round possibly short.
+  }];
+  let parameters = (ins "int64_t":$chunks);
+  let assemblyFormat = "`<` `chunks` `=` $chunks `>`";
+  let genVerifyDecl = 1;
+}
+
+def Sched_LppAttr : Sched_StrategyAttr<"Lpp", "lpp"> {
+  let summary = "looped pipeline: w = (h(s,b), h(s,b)), h = R*(b mod G) + s mod R";
+  let description = [{
+    `G` groups of `R` workers (`W = G * R`); each group runs a pipeline of
+    its microbatches, looping over the `S` stages `R` at a time (`R` divides
+    `S`). `G = 1, R = S` is GPipe; `G = W = B, R = 1` is DDP.
+  }];
+  let parameters = (ins "int64_t":$groups, "int64_t":$ring);
+  let assemblyFormat = "`<` `groups` `=` $groups `,` `ring` `=` $ring `>`";
+  let genVerifyDecl = 1;
+}
+
+def Sched_FslppAttr : Sched_StrategyAttr<"Fslpp", "fslpp"> {
+  let summary = "fully sharded looped pipeline: compute h(s,b), weights h(s,s)";
+  let description = [{
+    LPP's compute map with weights sharded by stage: `w_weights = h(s, s)`.
+    The seed prints the pair swapped; its text (weights use the stage id)
+    is the right reading.
+  }];
+  let parameters = (ins "int64_t":$groups, "int64_t":$ring);
+  let assemblyFormat = "`<` `groups` `=` $groups `,` `ring` `=` $ring `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // PIPESCHED_SCHED_ATTRS_TD

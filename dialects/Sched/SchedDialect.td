@@ -21,11 +21,17 @@ def Sched_Dialect : Dialect {
     (`w_compute`, `w_weights`) and priority are attributes. Passes expand a
     spec into the graph, place, simulate and lower it to per-rank programs.
   }];
-  let useDefaultAttributePrinterParser = 1;
+  // Hand-written so that `#sched.1f1b` (a mnemonic that starts with a digit)
+  // parses.
+  let useDefaultAttributePrinterParser = 0;
   let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     /// Defined beside the attribute storage classes (SchedAttrs.cpp).
     void registerAttributes();
+    ::mlir::Attribute parseAttribute(::mlir::DialectAsmParser &parser,
+                                     ::mlir::Type type) const override;
+    void printAttribute(::mlir::Attribute attr,
+                        ::mlir::DialectAsmPrinter &printer) const override;
   }];
 }
 

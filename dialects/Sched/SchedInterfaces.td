@@ -25,6 +25,9 @@ def Sched_JobOpInterface : OpInterface<"JobOpInterface"> {
     InterfaceMethod<"The worker that owns the job's weights, if placed.",
       "std::optional<int64_t>", "getWeightsWorker", (ins),
       [{}], [{ return $_op.getWeights(); }]>,
+    InterfaceMethod<"The job's position in its worker's order, if ordered.",
+      "std::optional<int64_t>", "getOrderIndex", (ins),
+      [{}], [{ return $_op.getOrder(); }]>,
   ];
 }
 

@@ -1,6 +1,7 @@
 //===- SchedOps.cpp - sched dialect operations ----------------------------===//
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Dialect/Sched/SchedScheme.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -13,29 +14,25 @@ using namespace pipesched::sched;
 #define GET_OP_CLASSES
 #include "pipesched/Dialect/Sched/SchedOps.cpp.inc"
 
-std::string pipesched::sched::describeJob(JobOpInterface job) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  switch (job.getDirection()) {
+static StringRef jobKindName(Direction d) {
+  switch (d) {
   case Direction::Forward:
-    os << "forward";
-    break;
+    return "forward";
   case Direction::Backward:
-    os << "backward";
-    break;
+    return "backward";
   case Direction::BackwardWeight:
-    os << "backward_weight";
-    break;
+    return "backward_weight";
   }
-  os << " (s=" << job.getStageIndex() << ", b=" << job.getMicrobatchIndex()
-     << ")";
-  return text;
+  llvm_unreachable("unknown direction");
 }
 
 static std::string describeJobAt(int64_t s, int64_t b, Direction d) {
-  return (Twine(d == Direction::Forward ? "forward" : "backward") + " (s=" +
-          Twine(s) + ", b=" + Twine(b) + ")")
-      .str();
+  return (jobKindName(d) + " (s=" + Twine(s) + ", b=" + Twine(b) + ")").str();
+}
+
+std::string pipesched::sched::describeJob(JobOpInterface job) {
+  return describeJobAt(job.getStageIndex(), job.getMicrobatchIndex(),
+                       job.getDirection());
 }
 
 //===----------------------------------------------------------------------===//
@@ -54,18 +51,31 @@ Block &StepOp::getOrCreateBody() {
   return getBody().front();
 }
 
-/// Dense index of job (s, b, d) in a step with B microbatches.
-static int64_t jobIndex(int64_t numMicrobatches, int64_t s, int64_t b,
-                        Direction d) {
-  return (s * numMicrobatches + b) * 2 + static_cast<int64_t>(d);
+/// Dense index of job (s, b, d) in a step with B microbatches and
+/// `perPair` jobs per (stage, microbatch).
+static int64_t jobIndex(int64_t numMicrobatches, int64_t perPair, int64_t s,
+                        int64_t b, Direction d) {
+  return (s * numMicrobatches + b) * perPair + static_cast<int64_t>(d);
 }
 
 LogicalResult StepOp::verifyRegions() {
   int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
-  int64_t numJobs = 0;
+  int64_t perPair = getJobsPerPair(), numJobs = 0;
   if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
-      llvm::MulOverflow(numJobs, int64_t(2), numJobs))
+      llvm::MulOverflow(numJobs, perPair, numJobs))
     return emitOpError("stages * microbatches is too large");
+
+  auto emitError = [&] { return emitOpError(); };
+  if (auto strategy = getStrategyAttr())
+    if (failed(strategy.verifyShape(numStages, numMicrobatches, getWorkers(),
+                                    emitError)))
+      return failure();
+  if (auto map = getComputeMapAttr())
+    if (failed(verifyPlacementMap(map.getValue(), "compute", emitError)))
+      return failure();
+  if (auto map = getWeightsMapAttr())
+    if (failed(verifyPlacementMap(map.getValue(), "weights", emitError)))
+      return failure();
 
   CostAttr cost = getCostOrDefault();
   for (auto [key, values] :
@@ -76,9 +86,6 @@ LogicalResult StepOp::verifyRegions() {
       return emitOpError() << "cost '" << key << "' lists " << values.size()
                            << " durations for " << numStages << " stages";
   }
-  if (cost.isSplitBackward())
-    return emitOpError("a split backward (bwd_w) is not supported yet");
-
   if (isSpec())
     return success();
 
@@ -91,7 +98,7 @@ LogicalResult StepOp::verifyRegions() {
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
       return op.emitOpError("is not a job and cannot appear in a step");
-    int64_t key = jobIndex(numMicrobatches, job.getStageIndex(),
+    int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
                            job.getMicrobatchIndex(), job.getDirection());
     auto [it, inserted] = position.try_emplace(key, index++, &op);
     if (!inserted) {
@@ -119,9 +126,11 @@ LogicalResult StepOp::verifyRegions() {
   if (!getPartial() && static_cast<int64_t>(position.size()) != numJobs) {
     for (int64_t s = 0; s < numStages; ++s)
       for (int64_t b = 0; b < numMicrobatches; ++b)
-        for (Direction d : {Direction::Forward, Direction::Backward})
-          if (!position.count(jobIndex(numMicrobatches, s, b, d)))
-            return emitOpError() << "is missing " << describeJobAt(s, b, d)
+        for (int64_t d = 0; d < perPair; ++d)
+          if (!position.count(
+                  jobIndex(numMicrobatches, perPair, s, b, static_cast<Direction>(d))))
+            return emitOpError() << "is missing "
+                                 << describeJobAt(s, b, static_cast<Direction>(d))
                                  << " (mark the step 'partial' to allow an "
                                     "incomplete graph)";
   }
@@ -220,4 +229,20 @@ LogicalResult BackwardOp::verify() {
     return expectNone(job, getActs(), "activation at stage 0");
   return verifyEdge(job, getActs(), "activation", s - 1, b,
                     Direction::Forward);
+}
+
+Direction BackwardWeightOp::getDirection() { return Direction::BackwardWeight; }
+
+LogicalResult BackwardWeightOp::verify() {
+  auto job = cast<JobOpInterface>(getOperation());
+  if (failed(verifyJobCommon(job)))
+    return failure();
+  if (!getOperation()->getParentOfType<StepOp>().getCostOrDefault()
+           .isSplitBackward())
+    return emitOpError() << describeJob(job)
+                         << " needs a split backward: give the step's cost a "
+                            "'bwd_w' duration";
+  Value input = getInput();
+  return verifyEdge(job, input ? ValueRange(input) : ValueRange(), "input",
+                    getStage(), getMicrobatch(), Direction::Backward);
 }

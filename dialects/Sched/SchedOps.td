@@ -37,23 +37,36 @@ def Sched_StepOp : Sched_Op<"step", [
 
     A non-empty body must hold every job exactly once, unless the step
     carries `partial` (a graph that a later pass completes).
+
+    The scheme: a named `strategy` (`#sched.lpp<groups = 2, ring = 4>`, ...)
+    and/or explicit placement maps over `(s, b, d)`: `compute` is
+    `w_compute`, `weights` is `w_weights` (explicit maps win over the
+    strategy's); `priority` picks among ready jobs of a worker.
   }];
   let arguments = (ins
     PositiveI64Attr:$stages,
     PositiveI64Attr:$microbatches,
     PositiveI64Attr:$workers,
+    OptionalAttr<Sched_StrategyAttrInterface>:$strategy,
+    OptionalAttr<AffineMapAttr>:$compute_map,
+    OptionalAttr<AffineMapAttr>:$weights_map,
+    OptionalAttr<Sched_PriorityPolicyAttr>:$priority,
     OptionalAttr<Sched_CostAttr>:$cost,
     UnitAttr:$partial
   );
   let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
-    `workers` `=` $workers (`cost` $cost^)? (`partial` $partial^)?
+    `workers` `=` $workers (`strategy` $strategy^)?
+    (`compute` $compute_map^)? (`weights` $weights_map^)?
+    (`priority` $priority^)? (`cost` $cost^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let skipDefaultBuilders = 0;
   let extraClassDeclaration = [{
+    /// Number of jobs per (stage, microbatch): 2, or 3 with a split backward.
+    int64_t getJobsPerPair() { return getCostOrDefault().isSplitBackward() ? 3 : 2; }
     /// The cost model, or the default one when the step has none.
     CostAttr getCostOrDefault();
     /// Whether the body is still a spec (no jobs yet).
@@ -91,12 +104,13 @@ def Sched_ForwardOp : Sched_JobOp<"forward"> {
     NonNegI64Attr:$microbatch,
     Variadic<Sched_TensorType>:$inputs,
     OptionalAttr<NonNegI64Attr>:$compute,
-    OptionalAttr<NonNegI64Attr>:$weights
+    OptionalAttr<NonNegI64Attr>:$weights,
+    OptionalAttr<NonNegI64Attr>:$order
   );
   let results = (outs Sched_TensorType:$output);
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`from` $inputs^)?
-    (`on` $compute^)? (`weights` $weights^)? attr-dict
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)? attr-dict
   }];
 }
 
@@ -119,12 +133,40 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
     Variadic<Sched_TensorType>:$grads,
     Variadic<Sched_TensorType>:$acts,
     OptionalAttr<NonNegI64Attr>:$compute,
-    OptionalAttr<NonNegI64Attr>:$weights
+    OptionalAttr<NonNegI64Attr>:$weights,
+    OptionalAttr<NonNegI64Attr>:$order
   );
   let results = (outs Sched_TensorType:$output);
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`grad` $grads^)? (`act` $acts^)?
-    (`on` $compute^)? (`weights` $weights^)? attr-dict
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)? attr-dict
+  }];
+}
+
+def Sched_BackwardWeightOp : Sched_JobOp<"backward_weight"> {
+  let summary = "weight-gradient part of a split backward (zero bubble)";
+  let description = [{
+    With a split backward (the step's cost has `bwd_w`), `sched.backward`
+    computes only the gradient with respect to the stage input (`Bi`, on the
+    critical path) and this job the gradient with respect to the weights
+    (`Bw`, off it). It depends on the `Bi` of the same stage and microbatch,
+    whose inputs it re-reads.
+
+    ```mlir
+    sched.backward_weight(1, 0) after %2 on 1
+    ```
+  }];
+  let arguments = (ins
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$microbatch,
+    Optional<Sched_TensorType>:$input,
+    OptionalAttr<NonNegI64Attr>:$compute,
+    OptionalAttr<NonNegI64Attr>:$weights,
+    OptionalAttr<NonNegI64Attr>:$order
+  );
+  let assemblyFormat = [{
+    `(` $stage `,` $microbatch `)` (`after` $input^)?
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)? attr-dict
   }];
 }
 

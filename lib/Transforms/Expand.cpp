@@ -31,6 +31,7 @@ struct SchedExpand : pipesched::impl::SchedExpandBase<SchedExpand> {
     for (int64_t i = 0, e = std::max(numStages, numMicrobatches); i < e; ++i)
       index.push_back(attrs.getI64IntegerAttr(i));
 
+    bool split = step.getCostOrDefault().isSplitBackward();
     auto builder = OpBuilder::atBlockEnd(&step.getOrCreateBody());
     SmallVector<Value> activation(numStages);
     for (int64_t b = 0; b < numMicrobatches; ++b) {
@@ -39,7 +40,7 @@ struct SchedExpand : pipesched::impl::SchedExpandBase<SchedExpand> {
         activation[s] = input;
         input = ForwardOp::create(builder, loc, tensor, index[s], index[b],
                                   input ? ValueRange(input) : ValueRange(),
-                                  IntegerAttr(), IntegerAttr());
+                                  IntegerAttr(), IntegerAttr(), IntegerAttr());
       }
       Value grad = input;
       for (int64_t s = numStages - 1; s >= 0; --s) {
@@ -47,7 +48,10 @@ struct SchedExpand : pipesched::impl::SchedExpandBase<SchedExpand> {
         grad = BackwardOp::create(builder, loc, tensor, index[s], index[b],
                                   ValueRange(grad),
                                   act ? ValueRange(act) : ValueRange(),
-                                  IntegerAttr(), IntegerAttr());
+                                  IntegerAttr(), IntegerAttr(), IntegerAttr());
+        if (split)
+          BackwardWeightOp::create(builder, loc, index[s], index[b], grad,
+                                   IntegerAttr(), IntegerAttr(), IntegerAttr());
       }
     }
   }

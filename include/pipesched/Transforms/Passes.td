@@ -14,7 +14,21 @@ def SchedExpand : Pass<"sched-expand", "::pipesched::sched::StepOp"> {
     output of `(S-1, b, F)` at the last stage) and the activation of
     `(s-1, b, F)`. Jobs are listed microbatch by microbatch, each forward
     chain followed by its backward chain. A step that already holds jobs is
-    left alone. Linear in the number of jobs.
+    left alone. With a split backward (cost `bwd_w`) each backward is
+    followed by its `sched.backward_weight`. Linear in the number of jobs.
+  }];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
+def SchedPlace : Pass<"sched-place", "::pipesched::sched::StepOp"> {
+  let summary = "Evaluate the placement maps on every job";
+  let description = [{
+    Resolves the step's scheme (a named strategy and/or explicit `compute` /
+    `weights` maps over `(s, b, d)`) and sets `on` (`w_compute`) and
+    `weights` (`w_weights`) on every job that does not already carry them:
+    a placement written by hand wins. A worker outside `[0, W)` is an error
+    that names the job. Linear in the number of jobs; maps are evaluated
+    directly, without creating attributes per job.
   }];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }

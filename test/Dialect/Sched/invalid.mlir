@@ -21,9 +21,31 @@ sched.step stages = 4, microbatches = 1, workers = 1 cost <fwd = [1, 2, 3], bwd 
 
 // -----
 
-// Tests that the split backward is refused until it is supported.
-// expected-error @below {{'sched.step' op a split backward (bwd_w) is not supported yet}}
+// Tests that a weight-gradient job needs a split backward.
+sched.step stages = 1, microbatches = 1, workers = 1 {
+  %0 = sched.forward(0, 0)
+  %1 = sched.backward(0, 0) grad %0
+  // expected-error @below {{'sched.backward_weight' op backward_weight (s=0, b=0) needs a split backward: give the step's cost a 'bwd_w' duration}}
+  sched.backward_weight(0, 0) after %1
+}
+
+// -----
+
+// Tests that a weight-gradient job follows the input-gradient job of its pair.
+sched.step stages = 1, microbatches = 2, workers = 1 cost <fwd = 1, bwd = 1, bwd_w = 1> partial {
+  %0 = sched.forward(0, 0)
+  %1 = sched.backward(0, 0) grad %0
+  // expected-error @below {{'sched.backward_weight' op backward_weight (s=0, b=1) expects its input from backward (s=0, b=1), got the output of backward (s=0, b=0)}}
+  sched.backward_weight(0, 1) after %1
+}
+
+// -----
+
+// Tests that a split step holds every weight-gradient job.
+// expected-error @below {{'sched.step' op is missing backward_weight (s=0, b=0)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, bwd_w = 1> {
+  %0 = sched.forward(0, 0)
+  %1 = sched.backward(0, 0) grad %0
 }
 
 // -----

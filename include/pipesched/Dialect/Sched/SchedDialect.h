@@ -19,6 +19,9 @@
 #define GET_TYPEDEF_CLASSES
 #include "pipesched/Dialect/Sched/SchedTypes.h.inc"
 
+#include "mlir/IR/AffineMap.h"
+#include "pipesched/Dialect/Sched/SchedAttrInterfaces.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "pipesched/Dialect/Sched/SchedAttrs.h.inc"
 

@@ -1,0 +1,319 @@
+//===- SchedStrategies.cpp - named strategies and placement maps ----------===//
+//
+// Each named strategy expands, for a shape (S, B, W), to affine maps over
+// (s, b, d) = (d0, d1, d2). See docs/strategies.md for the table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipesched/Dialect/Sched/SchedScheme.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineExprVisitor.h"
+#include "mlir/Support/LLVM.h"
+
+using namespace mlir;
+using namespace pipesched::sched;
+
+namespace {
+/// The dimensions (s, b, d) of a placement map.
+struct Dims {
+  AffineExpr s, b, d;
+  MLIRContext *ctx;
+  explicit Dims(MLIRContext *ctx)
+      : s(getAffineDimExpr(0, ctx)), b(getAffineDimExpr(1, ctx)),
+        d(getAffineDimExpr(2, ctx)), ctx(ctx) {}
+  AffineMap map(AffineExpr result) const {
+    return AffineMap::get(3, 0, result, ctx);
+  }
+};
+} // namespace
+
+/// h(x, y) = R * (y mod G) + (x mod R): the looped-pipeline hash.
+static AffineExpr loopedHash(AffineExpr x, AffineExpr y, int64_t groups,
+                             int64_t ring) {
+  return y % groups * ring + x % ring;
+}
+
+static LogicalResult
+requireMultiple(int64_t value, StringRef valueName, int64_t divisor,
+                StringRef divisorName, StringRef strategy, StringRef why,
+                function_ref<InFlightDiagnostic()> emitError) {
+  if (value % divisor == 0)
+    return success();
+  return emitError() << strategy << " needs " << valueName << " (" << value
+                     << ") to be a multiple of " << divisorName << " ("
+                     << divisor << "): " << why;
+}
+
+//===----------------------------------------------------------------------===//
+// ddp, fsdp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DdpAttr::verifyShape(int64_t, int64_t B, int64_t W,
+                                   function_ref<InFlightDiagnostic()> err) const {
+  return requireMultiple(B, "the microbatch count", W, "the worker count",
+                         "ddp",
+                         "each worker accumulates gradients over B/W "
+                         "microbatches",
+                         err);
+}
+AffineMap DdpAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  return x.map(x.b % W);
+}
+AffineMap DdpAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy DdpAttr::getDefaultPriority() const {
+  return PriorityPolicy::DepthFirst;
+}
+
+LogicalResult FsdpAttr::verifyShape(int64_t, int64_t B, int64_t W,
+                                    function_ref<InFlightDiagnostic()> err) const {
+  return requireMultiple(B, "the microbatch count", W, "the worker count",
+                         "fsdp",
+                         "each worker accumulates gradients over B/W "
+                         "microbatches",
+                         err);
+}
+AffineMap FsdpAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  return x.map(x.b % W);
+}
+AffineMap FsdpAttr::getWeightsMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  return x.map(x.s % W);
+}
+PriorityPolicy FsdpAttr::getDefaultPriority() const {
+  return PriorityPolicy::DepthFirst;
+}
+
+//===----------------------------------------------------------------------===//
+// gpipe, 1f1b
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyConsecutiveStages(StringRef strategy, int64_t S,
+                                             int64_t W,
+                                             function_ref<InFlightDiagnostic()> err) {
+  return requireMultiple(S, "the stage count", W, "the worker count", strategy,
+                         "each worker holds S/W consecutive stages", err);
+}
+static AffineMap consecutiveStages(MLIRContext *ctx, int64_t S, int64_t W) {
+  Dims x(ctx);
+  return x.map(x.s.floorDiv(S / W));
+}
+
+LogicalResult GpipeAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                     function_ref<InFlightDiagnostic()> err) const {
+  return verifyConsecutiveStages("gpipe", S, W, err);
+}
+AffineMap GpipeAttr::getComputeMap(int64_t S, int64_t, int64_t W) const {
+  return consecutiveStages(getContext(), S, W);
+}
+AffineMap GpipeAttr::getWeightsMap(int64_t S, int64_t, int64_t W) const {
+  return consecutiveStages(getContext(), S, W);
+}
+PriorityPolicy GpipeAttr::getDefaultPriority() const {
+  return PriorityPolicy::FillDrain;
+}
+
+LogicalResult OneFOneBAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                        function_ref<InFlightDiagnostic()> err) const {
+  return verifyConsecutiveStages("1f1b", S, W, err);
+}
+AffineMap OneFOneBAttr::getComputeMap(int64_t S, int64_t, int64_t W) const {
+  return consecutiveStages(getContext(), S, W);
+}
+AffineMap OneFOneBAttr::getWeightsMap(int64_t S, int64_t, int64_t W) const {
+  return consecutiveStages(getContext(), S, W);
+}
+PriorityPolicy OneFOneBAttr::getDefaultPriority() const {
+  return PriorityPolicy::BackwardFirst;
+}
+
+//===----------------------------------------------------------------------===//
+// interleaved_1f1b
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+Interleaved1F1BAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t chunks) {
+  if (chunks < 1)
+    return emitError() << "interleaved_1f1b needs at least one chunk per "
+                          "worker, got "
+                       << chunks;
+  return success();
+}
+LogicalResult
+Interleaved1F1BAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                 function_ref<InFlightDiagnostic()> err) const {
+  if (S != getChunks() * W)
+    return err() << "interleaved_1f1b<chunks = " << getChunks()
+                 << "> needs S = chunks * W = " << getChunks() * W
+                 << " stages, got " << S;
+  return success();
+}
+AffineMap Interleaved1F1BAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  return x.map(x.s % W);
+}
+AffineMap Interleaved1F1BAttr::getWeightsMap(int64_t S, int64_t B,
+                                             int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy Interleaved1F1BAttr::getDefaultPriority() const {
+  return PriorityPolicy::BackwardFirst;
+}
+
+//===----------------------------------------------------------------------===//
+// lpp, fslpp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyGroupsRing(StringRef strategy, int64_t groups,
+                                      int64_t ring,
+                                      function_ref<InFlightDiagnostic()> err) {
+  if (groups < 1 || ring < 1)
+    return err() << strategy << " needs groups >= 1 and ring >= 1, got groups = "
+                 << groups << ", ring = " << ring;
+  return success();
+}
+static LogicalResult verifyLoopedShape(StringRef strategy, int64_t groups,
+                                       int64_t ring, int64_t S, int64_t W,
+                                       function_ref<InFlightDiagnostic()> err) {
+  if (W != groups * ring)
+    return err() << strategy << "<groups = " << groups << ", ring = " << ring
+                 << "> needs W = groups * ring = " << groups * ring
+                 << " workers, got " << W;
+  return requireMultiple(S, "the stage count", ring, "the ring size", strategy,
+                         "each group loops over the stages R at a time", err);
+}
+
+LogicalResult LppAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t groups, int64_t ring) {
+  return verifyGroupsRing("lpp", groups, ring, emitError);
+}
+LogicalResult LppAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                   function_ref<InFlightDiagnostic()> err) const {
+  return verifyLoopedShape("lpp", getGroups(), getRing(), S, W, err);
+}
+AffineMap LppAttr::getComputeMap(int64_t, int64_t, int64_t) const {
+  Dims x(getContext());
+  return x.map(loopedHash(x.s, x.b, getGroups(), getRing()));
+}
+AffineMap LppAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy LppAttr::getDefaultPriority() const {
+  return PriorityPolicy::FillDrain;
+}
+
+LogicalResult FslppAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t groups, int64_t ring) {
+  return verifyGroupsRing("fslpp", groups, ring, emitError);
+}
+LogicalResult FslppAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                     function_ref<InFlightDiagnostic()> err) const {
+  return verifyLoopedShape("fslpp", getGroups(), getRing(), S, W, err);
+}
+AffineMap FslppAttr::getComputeMap(int64_t, int64_t, int64_t) const {
+  Dims x(getContext());
+  return x.map(loopedHash(x.s, x.b, getGroups(), getRing()));
+}
+// The seed prints w_FSLPP = (h(s,b), h(s,s)) in its (weights, compute) order,
+// which would make the stage pick the compute worker; its text says the
+// weights use the stage id. The weights map is h(s, s).
+AffineMap FslppAttr::getWeightsMap(int64_t, int64_t, int64_t) const {
+  Dims x(getContext());
+  return x.map(loopedHash(x.s, x.s, getGroups(), getRing()));
+}
+PriorityPolicy FslppAttr::getDefaultPriority() const {
+  return PriorityPolicy::FillDrain;
+}
+
+//===----------------------------------------------------------------------===//
+// Scheme resolution and evaluation
+//===----------------------------------------------------------------------===//
+
+LogicalResult pipesched::sched::verifyPlacementMap(
+    AffineMap map, StringRef role, function_ref<InFlightDiagnostic()> emitError) {
+  if (map.getNumDims() != 3 || map.getNumSymbols() != 0 ||
+      map.getNumResults() != 1)
+    return emitError() << role
+                       << " map must map (s, b, d) to one worker, got "
+                       << AffineMapAttr::get(map);
+  WalkResult walk = map.getResult(0).walk([&](AffineExpr e) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin || bin.getKind() == AffineExprKind::Add ||
+        bin.getKind() == AffineExprKind::Mul)
+      return WalkResult::advance();
+    auto rhs = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (rhs && rhs.getValue() > 0)
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return emitError() << role
+                       << " map may divide only by positive constants, got "
+                       << AffineMapAttr::get(map);
+  return success();
+}
+
+FailureOr<Scheme> pipesched::sched::resolveScheme(StepOp step) {
+  int64_t S = step.getStages(), B = step.getMicrobatches(),
+          W = step.getWorkers();
+  Scheme scheme{AffineMap(), AffineMap(), PriorityPolicy::FillDrain};
+  if (auto strategy = step.getStrategyAttr()) {
+    scheme.compute = strategy.getComputeMap(S, B, W);
+    scheme.weights = strategy.getWeightsMap(S, B, W);
+    scheme.priority = strategy.getDefaultPriority();
+  }
+  if (auto map = step.getComputeMapAttr())
+    scheme.compute = map.getValue();
+  if (auto map = step.getWeightsMapAttr())
+    scheme.weights = map.getValue();
+  if (auto priority = step.getPriorityAttr())
+    scheme.priority = priority.getValue();
+  if (!scheme.compute) {
+    step.emitOpError("has no placement: give a strategy or a compute map");
+    return failure();
+  }
+  if (!scheme.weights)
+    scheme.weights = scheme.compute;
+  return scheme;
+}
+
+namespace {
+/// Evaluates an affine expression at constant dims with affine semantics
+/// (`mod` is non-negative, `floordiv` rounds down).
+struct PlacementEvaluator
+    : AffineExprVisitor<PlacementEvaluator, int64_t> {
+  int64_t dims[3];
+  int64_t visitAddExpr(AffineBinaryOpExpr e) {
+    return visit(e.getLHS()) + visit(e.getRHS());
+  }
+  int64_t visitMulExpr(AffineBinaryOpExpr e) {
+    return visit(e.getLHS()) * visit(e.getRHS());
+  }
+  int64_t visitModExpr(AffineBinaryOpExpr e) {
+    return llvm::mod(visit(e.getLHS()), visit(e.getRHS()));
+  }
+  int64_t visitFloorDivExpr(AffineBinaryOpExpr e) {
+    return llvm::divideFloorSigned(visit(e.getLHS()), visit(e.getRHS()));
+  }
+  int64_t visitCeilDivExpr(AffineBinaryOpExpr e) {
+    return llvm::divideCeilSigned(visit(e.getLHS()), visit(e.getRHS()));
+  }
+  int64_t visitConstantExpr(AffineConstantExpr e) { return e.getValue(); }
+  int64_t visitDimExpr(AffineDimExpr e) { return dims[e.getPosition()]; }
+  int64_t visitSymbolExpr(AffineSymbolExpr) { return 0; }
+};
+} // namespace
+
+int64_t pipesched::sched::evaluatePlacement(AffineMap map, int64_t s,
+                                            int64_t b, Direction d) {
+  PlacementEvaluator eval;
+  eval.dims[0] = s;
+  eval.dims[1] = b;
+  eval.dims[2] = static_cast<int64_t>(d);
+  return eval.visit(map.getResult(0));
+}

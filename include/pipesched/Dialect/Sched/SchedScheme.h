@@ -1,0 +1,40 @@
+//===- SchedScheme.h - placement maps and priorities of a step --*- C++ -*-===//
+//
+// A step's scheme is its strategy and explicit maps resolved to two affine
+// maps over (s, b, d) and a priority policy. Evaluation is a direct walk of
+// the affine expression: no attribute is created per job.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H
+#define PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H
+
+#include "mlir/IR/AffineMap.h"
+#include "pipesched/Dialect/Sched/SchedOps.h"
+
+namespace pipesched::sched {
+
+struct Scheme {
+  mlir::AffineMap compute;
+  mlir::AffineMap weights;
+  PriorityPolicy priority;
+};
+
+/// Checks that `map` is a placement map: (s, b, d) -> (worker), no symbols,
+/// `mod`/`floordiv`/`ceildiv` only by positive constants.
+llvm::LogicalResult
+verifyPlacementMap(mlir::AffineMap map, llvm::StringRef role,
+                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// The scheme of `step`: explicit maps win over the strategy's; without a
+/// weights map, weights live where they are computed. Fails (with a
+/// diagnostic on the step) when there is no compute map at all.
+mlir::FailureOr<Scheme> resolveScheme(StepOp step);
+
+/// Evaluates a verified placement map's single result at (s, b, d).
+int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
+                          Direction d);
+
+} // namespace pipesched::sched
+
+#endif // PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H

@@ -1,0 +1,118 @@
+// RUN: pipeline-opt %s -split-input-file -verify-diagnostics
+
+// Tests that ddp needs B a multiple of W.
+// expected-error @below {{'sched.step' op ddp needs the microbatch count (6) to be a multiple of the worker count (4): each worker accumulates gradients over B/W microbatches}}
+sched.step stages = 4, microbatches = 6, workers = 4 strategy #sched.ddp {
+}
+
+// -----
+
+// Tests that fsdp needs B a multiple of W.
+// expected-error @below {{'sched.step' op fsdp needs the microbatch count (3) to be a multiple of the worker count (2)}}
+sched.step stages = 4, microbatches = 3, workers = 2 strategy #sched.fsdp {
+}
+
+// -----
+
+// Tests that gpipe needs S a multiple of W.
+// expected-error @below {{'sched.step' op gpipe needs the stage count (6) to be a multiple of the worker count (4): each worker holds S/W consecutive stages}}
+sched.step stages = 6, microbatches = 8, workers = 4 strategy #sched.gpipe {
+}
+
+// -----
+
+// Tests that 1f1b needs S a multiple of W.
+// expected-error @below {{'sched.step' op 1f1b needs the stage count (3) to be a multiple of the worker count (2)}}
+sched.step stages = 3, microbatches = 8, workers = 2 strategy #sched.1f1b {
+}
+
+// -----
+
+// Tests that interleaved 1F1B needs S = v * W.
+// expected-error @below {{'sched.step' op interleaved_1f1b<chunks = 2> needs S = chunks * W = 8 stages, got 6}}
+sched.step stages = 6, microbatches = 8, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2> {
+}
+
+// -----
+
+// Tests that interleaved 1F1B needs a positive chunk count.
+// expected-error @below {{interleaved_1f1b needs at least one chunk per worker, got 0}}
+sched.step stages = 6, microbatches = 8, workers = 4 strategy #sched.interleaved_1f1b<chunks = 0> {
+}
+
+// -----
+
+// Tests that lpp needs W = G * R.
+// expected-error @below {{'sched.step' op lpp<groups = 2, ring = 4> needs W = groups * ring = 8 workers, got 4}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.lpp<groups = 2, ring = 4> {
+}
+
+// -----
+
+// Tests that lpp needs R to divide S.
+// expected-error @below {{'sched.step' op lpp needs the stage count (6) to be a multiple of the ring size (4): each group loops over the stages R at a time}}
+sched.step stages = 6, microbatches = 8, workers = 8 strategy #sched.lpp<groups = 2, ring = 4> {
+}
+
+// -----
+
+// Tests that lpp needs positive groups and ring.
+// expected-error @below {{lpp needs groups >= 1 and ring >= 1, got groups = 0, ring = 4}}
+sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched.lpp<groups = 0, ring = 4> {
+}
+
+// -----
+
+// Tests that fslpp needs W = G * R.
+// expected-error @below {{'sched.step' op fslpp<groups = 2, ring = 2> needs W = groups * ring = 4 workers, got 8}}
+sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched.fslpp<groups = 2, ring = 2> {
+}
+
+// -----
+
+// Tests that fslpp needs R to divide S.
+// expected-error @below {{'sched.step' op fslpp needs the stage count (3) to be a multiple of the ring size (2)}}
+sched.step stages = 3, microbatches = 8, workers = 4 strategy #sched.fslpp<groups = 2, ring = 2> {
+}
+
+// -----
+
+// Tests that fslpp needs positive groups and ring.
+// expected-error @below {{fslpp needs groups >= 1 and ring >= 1, got groups = 2, ring = -1}}
+sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched.fslpp<groups = 2, ring = -1> {
+}
+
+// -----
+
+// Tests that a placement map has the (s, b, d) -> (worker) shape.
+// expected-error @below {{'sched.step' op compute map must map (s, b, d) to one worker, got affine_map<(d0, d1) -> (d0)>}}
+sched.step stages = 4, microbatches = 8, workers = 8 compute affine_map<(s, b) -> (s)> {
+}
+
+// -----
+
+// Tests that a placement map has one result.
+// expected-error @below {{'sched.step' op weights map must map (s, b, d) to one worker, got affine_map<(d0, d1, d2) -> (d0, d1)>}}
+sched.step stages = 4, microbatches = 8, workers = 8 compute affine_map<(s, b, d) -> (s)> weights affine_map<(s, b, d) -> (s, b)> {
+}
+
+// -----
+
+// Tests that a placement map has no symbols.
+// expected-error @below {{'sched.step' op compute map must map (s, b, d) to one worker, got affine_map<(d0, d1, d2)[s0] -> (d0 + s0)>}}
+sched.step stages = 4, microbatches = 8, workers = 8 compute affine_map<(s, b, d)[n] -> (s + n)> {
+}
+
+// -----
+
+// Tests that an unknown strategy is named.
+// expected-error @below {{unknown sched attribute 'zero_bubble'}}
+sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched.zero_bubble {
+}
+
+// -----
+
+// Tests that only `1f1b` starts with a digit.
+// expected-error @below {{unknown sched attribute (the only one that starts with a digit is '1f1b')}}
+sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched<2f2b> {
+}
