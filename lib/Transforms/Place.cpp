@@ -31,29 +31,38 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
     for (int64_t w = 0; w < numWorkers; ++w)
       workerAttr.push_back(builder.getI64IntegerAttr(w));
 
-    auto place = [&](JobOpInterface job, AffineMap map, StringRef role,
-                     StringRef attrName) -> LogicalResult {
-      Operation *op = job.getOperation();
-      if (op->hasAttr(attrName))
-        return success();
+    // Returns the worker `map` gives `job`, or a diagnostic naming the job.
+    auto evaluate = [&](JobOpInterface job, AffineMap map,
+                        StringRef role) -> FailureOr<IntegerAttr> {
       int64_t worker = evaluatePlacement(map, job.getStageIndex(),
                                          job.getMicrobatchIndex(),
                                          job.getDirection());
-      if (worker < 0 || worker >= numWorkers)
-        return op->emitOpError()
-               << role << " maps " << describeJob(job) << " to worker "
-               << worker << ", outside [0, " << numWorkers << ")";
-      op->setAttr(attrName, workerAttr[worker]);
-      return success();
+      if (worker >= 0 && worker < numWorkers)
+        return workerAttr[worker];
+      return job->emitOpError()
+             << role << " maps " << describeJob(job) << " to worker " << worker
+             << ", outside [0, " << numWorkers << ")";
     };
 
     for (Operation &op : step.getBody().front()) {
       auto job = dyn_cast<JobOpInterface>(op);
       if (!job)
         continue;
-      if (failed(place(job, scheme->compute, "w_compute", "compute")) ||
-          failed(place(job, scheme->weights, "w_weights", "weights")))
-        return signalPassFailure();
+      // A placement written by hand wins.
+      if (!job.getComputeWorker()) {
+        FailureOr<IntegerAttr> worker =
+            evaluate(job, scheme->compute, "w_compute");
+        if (failed(worker))
+          return signalPassFailure();
+        job.setComputeWorker(*worker);
+      }
+      if (!job.getWeightsWorker()) {
+        FailureOr<IntegerAttr> worker =
+            evaluate(job, scheme->weights, "w_weights");
+        if (failed(worker))
+          return signalPassFailure();
+        job.setWeightsWorker(*worker);
+      }
     }
   }
 };
