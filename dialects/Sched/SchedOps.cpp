@@ -58,6 +58,41 @@ static int64_t jobIndex(int64_t numMicrobatches, int64_t perPair, int64_t s,
   return (s * numMicrobatches + b) * perPair + static_cast<int64_t>(d);
 }
 
+/// Checks an ordered job against the other jobs of its worker: one job per
+/// position, and a job after every input made on the same worker.
+static LogicalResult verifyWorkerOrder(
+    JobOpInterface job,
+    llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> &slots) {
+  std::optional<int64_t> worker = job.getComputeWorker(),
+                         order = job.getOrderIndex();
+  if (!worker || !order)
+    return success();
+  auto [it, inserted] = slots.try_emplace({*worker, *order}, job);
+  if (!inserted) {
+    InFlightDiagnostic diag =
+        job->emitOpError() << describeJob(job) << " and "
+                           << describeJob(cast<JobOpInterface>(it->second))
+                           << " both take position " << *order
+                           << " on worker " << *worker;
+    diag.attachNote(it->second->getLoc()) << "the other job is here";
+    return diag;
+  }
+  for (Value operand : job->getOperands()) {
+    auto producer = operand.getDefiningOp<JobOpInterface>();
+    if (!producer || producer.getComputeWorker() != worker ||
+        !producer.getOrderIndex() || *producer.getOrderIndex() < *order)
+      continue;
+    InFlightDiagnostic diag =
+        job->emitOpError() << describeJob(job) << " runs at position "
+                           << *order << " on worker " << *worker
+                           << ", not after its input " << describeJob(producer)
+                           << " at position " << *producer.getOrderIndex();
+    diag.attachNote(producer->getLoc()) << "the input is made here";
+    return diag;
+  }
+  return success();
+}
+
 LogicalResult StepOp::verifyRegions() {
   int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
   int64_t perPair = getJobsPerPair(), numJobs = 0;
@@ -93,11 +128,15 @@ LogicalResult StepOp::verifyRegions() {
   // have already checked ranges and edges; this checks the graph as a whole.
   llvm::DenseMap<int64_t, std::pair<unsigned, Operation *>> position;
   position.reserve(getBody().front().getOperations().size());
+  // (worker, position) of every ordered job: a worker runs one job per slot.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> slots;
   unsigned index = 0;
   for (Operation &op : getBody().front()) {
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
       return op.emitOpError("is not a job and cannot appear in a step");
+    if (failed(verifyWorkerOrder(job, slots)))
+      return failure();
     int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
                            job.getMicrobatchIndex(), job.getDirection());
     auto [it, inserted] = position.try_emplace(key, index++, &op);

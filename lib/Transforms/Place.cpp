@@ -20,6 +20,13 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
     StepOp step = getOperation();
     if (step.isSpec())
       return;
+    // A graph placed entirely by hand (an imported schedule) needs no scheme.
+    bool needsScheme = llvm::any_of(step.getBody().front(), [](Operation &op) {
+      auto job = dyn_cast<JobOpInterface>(op);
+      return job && (!job.getComputeWorker() || !job.getWeightsWorker());
+    });
+    if (!needsScheme)
+      return;
     FailureOr<Scheme> scheme = resolveScheme(step);
     if (failed(scheme))
       return signalPassFailure();

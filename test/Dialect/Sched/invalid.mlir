@@ -290,3 +290,25 @@ sched.step stages = 1, microbatches = 1, workers = 1 {
   // expected-error @below {{expected attribute value}}
   %0 = sched.forward(zero, 0)
 }
+
+// -----
+
+// Tests that a worker runs one job per position.
+sched.step stages = 1, microbatches = 2, workers = 1 {
+  // expected-note @below {{the other job is here}}
+  %0 = sched.forward(0, 0) on 0 order 0
+  %1 = sched.backward(0, 0) grad %0 on 0 order 1
+  // expected-error @below {{'sched.forward' op forward (s=0, b=1) and forward (s=0, b=0) both take position 0 on worker 0}}
+  %2 = sched.forward(0, 1) on 0 order 0
+  %3 = sched.backward(0, 1) grad %2 on 0 order 2
+}
+
+// -----
+
+// Tests that a worker's order runs a job after its inputs made there.
+sched.step stages = 1, microbatches = 1, workers = 1 {
+  // expected-note @below {{the input is made here}}
+  %0 = sched.forward(0, 0) on 0 order 1
+  // expected-error @below {{'sched.backward' op backward (s=0, b=0) runs at position 0 on worker 0, not after its input forward (s=0, b=0) at position 1}}
+  %1 = sched.backward(0, 0) grad %0 on 0 order 0
+}

@@ -1,0 +1,29 @@
+//===- TorchCSV.h - torch.distributed.pipelining CSV schedules --*- C++ -*-===//
+//
+// The per-rank compute order of torch.distributed.pipelining as CSV: one row
+// per rank, one action per cell (`<stage><F|B|I|W><microbatch>`, e.g. `0F3`,
+// `1B2`, `2I0`, `2W0`), an empty cell an idle step. See docs/torch-csv.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_TARGET_TORCHCSV_H
+#define PIPESCHED_TARGET_TORCHCSV_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace pipesched {
+
+/// Reads a CSV schedule into a module holding one placed, ordered
+/// `sched.step`. Emits located diagnostics (file:line:column of the cell)
+/// and returns null on malformed input.
+mlir::OwningOpRef<mlir::ModuleOp> importTorchCSV(llvm::SourceMgr &sourceMgr,
+                                                 mlir::MLIRContext *ctx);
+
+/// Registers `--import-torch-csv` with mlir-translate's registry.
+void registerImportTorchCSV();
+
+} // namespace pipesched
+
+#endif // PIPESCHED_TARGET_TORCHCSV_H

@@ -1,0 +1,242 @@
+//===- ImportTorchCSV.cpp - read a torch.distributed.pipelining CSV -------===//
+//
+// Each row is a rank, each non-empty cell an action. Compute actions become
+// placed, ordered jobs: `F` a forward, `B` a full backward, `I` the
+// input-gradient and `W` the weight-gradient half of a split backward.
+// Communication and sharding actions (SEND_F, RECV_B, UNSHARD, ...) are
+// skipped: pipesched derives its own from the placement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipesched/Target/TorchCSV.h"
+
+#include "pipesched/Dialect/Sched/SchedGraph.h"
+#include "pipesched/Dialect/Sched/SchedOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+
+namespace {
+enum class ActionKind { Forward, FullBackward, InputBackward, WeightBackward };
+
+struct Action {
+  int64_t stage, microbatch, rank;
+  ActionKind kind;
+  unsigned line, column;
+};
+
+/// Key of a job in the imported graph: a full backward `B` and the input
+/// half `I` of a split one are both the `Backward` job.
+using JobKey = std::tuple<int64_t, int64_t, unsigned>;
+JobKey jobKey(int64_t stage, int64_t microbatch, Direction d) {
+  return {stage, microbatch, static_cast<unsigned>(d)};
+}
+
+class CSVImporter {
+public:
+  CSVImporter(llvm::SourceMgr &sourceMgr, MLIRContext *ctx)
+      : sourceMgr(sourceMgr), ctx(ctx) {
+    const llvm::MemoryBuffer *buffer =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+    fileName = StringAttr::get(ctx, buffer->getBufferIdentifier());
+    text = buffer->getBuffer();
+  }
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  Location locAt(unsigned line, unsigned column) {
+    return FileLineColLoc::get(fileName, line, column);
+  }
+  LogicalResult parse();
+  LogicalResult parseCell(StringRef cell, int64_t rank, unsigned line,
+                          unsigned column);
+
+  llvm::SourceMgr &sourceMgr;
+  MLIRContext *ctx;
+  StringAttr fileName;
+  StringRef text;
+  SmallVector<Action> actions; // in row-major (rank, then column) order
+  int64_t numRanks = 0, numStages = 0, numMicrobatches = 0;
+  bool split = false;
+};
+} // namespace
+
+LogicalResult CSVImporter::parseCell(StringRef cell, int64_t rank,
+                                     unsigned line, unsigned column) {
+  StringRef rest = cell;
+  int64_t stage = 0, microbatch = 0;
+  size_t digits = rest.find_first_not_of("0123456789");
+  if (digits == 0 || digits == StringRef::npos ||
+      rest.take_front(digits).getAsInteger(10, stage))
+    return emitError(locAt(line, column))
+           << "expected an action <stage><kind><microbatch> such as '0F3', "
+              "got '"
+           << cell << "'";
+  rest = rest.drop_front(digits);
+  size_t kindEnd = rest.find_first_of("0123456789");
+  StringRef kind = rest.take_front(kindEnd);
+  StringRef number = kindEnd == StringRef::npos ? "" : rest.drop_front(kindEnd);
+
+  std::optional<ActionKind> compute =
+      llvm::StringSwitch<std::optional<ActionKind>>(kind)
+          .Case("F", ActionKind::Forward)
+          .Case("B", ActionKind::FullBackward)
+          .Case("I", ActionKind::InputBackward)
+          .Case("W", ActionKind::WeightBackward)
+          .Default(std::nullopt);
+  if (!compute) {
+    bool isComm = llvm::StringSwitch<bool>(kind)
+                      .Cases({"SEND_F", "RECV_F", "SEND_B", "RECV_B"}, true)
+                      .Cases({"UNSHARD", "RESHARD", "REDUCE_GRAD"}, true)
+                      .Default(false);
+    if (isComm)
+      return success(); // pipesched derives communication itself
+    return emitError(locAt(line, column))
+           << "unknown action kind '" << kind << "' in '" << cell
+           << "' (expected F, B, I, W, or a communication action)";
+  }
+  if (number.empty() || number.getAsInteger(10, microbatch))
+    return emitError(locAt(line, column))
+           << "action '" << cell << "' has no microbatch number";
+  actions.push_back({stage, microbatch, rank, *compute, line, column});
+  numStages = std::max(numStages, stage + 1);
+  numMicrobatches = std::max(numMicrobatches, microbatch + 1);
+  split |= *compute == ActionKind::InputBackward ||
+           *compute == ActionKind::WeightBackward;
+  return success();
+}
+
+LogicalResult CSVImporter::parse() {
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  // Trailing empty lines are not ranks.
+  while (!lines.empty() && lines.back().trim().empty())
+    lines.pop_back();
+  if (lines.empty())
+    return emitError(locAt(1, 1)) << "the CSV schedule has no rank";
+  numRanks = lines.size();
+  for (auto [row, lineText] : llvm::enumerate(lines)) {
+    SmallVector<StringRef> cells;
+    lineText.rtrim("\r").split(cells, ',');
+    unsigned column = 1;
+    for (StringRef cell : cells) {
+      StringRef trimmed = cell.trim();
+      unsigned cellColumn = column + (cell.size() - cell.ltrim().size());
+      if (!trimmed.empty() &&
+          failed(parseCell(trimmed, row, row + 1, cellColumn)))
+        return failure();
+      column += cell.size() + 1;
+    }
+  }
+  if (actions.empty())
+    return emitError(locAt(1, 1)) << "the CSV schedule has no compute action";
+  return success();
+}
+
+OwningOpRef<ModuleOp> CSVImporter::run() {
+  if (failed(parse()))
+    return nullptr;
+
+  // Positions in each rank's order; a full backward in a split schedule
+  // takes two (its input half, then its weight half).
+  struct Slot {
+    const Action *action;
+    int64_t order;
+  };
+  llvm::DenseMap<JobKey, Slot> slots;
+  SmallVector<int64_t> nextOrder(numRanks, 0);
+  for (const Action &a : actions) {
+    SmallVector<Direction, 2> dirs;
+    switch (a.kind) {
+    case ActionKind::Forward:
+      dirs = {Direction::Forward};
+      break;
+    case ActionKind::FullBackward:
+      dirs = {Direction::Backward};
+      if (split)
+        dirs.push_back(Direction::BackwardWeight);
+      break;
+    case ActionKind::InputBackward:
+      dirs = {Direction::Backward};
+      break;
+    case ActionKind::WeightBackward:
+      dirs = {Direction::BackwardWeight};
+      break;
+    }
+    for (Direction d : dirs) {
+      auto [it, inserted] = slots.try_emplace(
+          jobKey(a.stage, a.microbatch, d), Slot{&a, nextOrder[a.rank]++});
+      if (!inserted) {
+        const Action &first = *it->second.action;
+        InFlightDiagnostic diag =
+            emitError(locAt(a.line, a.column))
+            << "the " << (d == Direction::Forward ? "forward" : "backward")
+            << " of stage " << a.stage << ", microbatch " << a.microbatch
+            << " appears twice";
+        diag.attachNote(locAt(first.line, first.column))
+            << "it first appears here";
+        return nullptr;
+      }
+    }
+  }
+
+  OpBuilder builder(ctx);
+  Location fileLoc = locAt(1, 1);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0)
+                        : CostAttr::getDefault(ctx);
+  auto step = StepOp::create(
+      builder, fileLoc, builder.getI64IntegerAttr(numStages),
+      builder.getI64IntegerAttr(numMicrobatches),
+      builder.getI64IntegerAttr(numRanks), StrategyAttrInterface(),
+      AffineMapAttr(), AffineMapAttr(), PriorityPolicyAttr(), cost,
+      UnitAttr());
+  buildJobGraph(step);
+
+  for (Operation &op : step.getBody().front()) {
+    auto job = cast<JobOpInterface>(op);
+    auto it = slots.find(jobKey(job.getStageIndex(), job.getMicrobatchIndex(),
+                                job.getDirection()));
+    if (it == slots.end()) {
+      emitError(fileLoc) << "the CSV schedule never runs " << describeJob(job)
+                         << " (stages and microbatches are counted from the "
+                            "largest ones it names)";
+      return nullptr;
+    }
+    const Action &a = *it->second.action;
+    IntegerAttr rank = builder.getI64IntegerAttr(a.rank);
+    job.setComputeWorker(rank);
+    job.setWeightsWorker(rank);
+    job.setOrderIndex(builder.getI64IntegerAttr(it->second.order));
+    op.setLoc(locAt(a.line, a.column));
+  }
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp> pipesched::importTorchCSV(llvm::SourceMgr &sourceMgr,
+                                                MLIRContext *ctx) {
+  ctx->getOrLoadDialect<SchedDialect>();
+  return CSVImporter(sourceMgr, ctx).run();
+}
+
+void pipesched::registerImportTorchCSV() {
+  TranslateToMLIRRegistration registration(
+      "import-torch-csv",
+      "read a torch.distributed.pipelining per-rank CSV schedule",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         MLIRContext *ctx) -> OwningOpRef<Operation *> {
+        return importTorchCSV(*sourceMgr, ctx).release().getOperation();
+      },
+      [](DialectRegistry &registry) { registry.insert<SchedDialect>(); });
+}
