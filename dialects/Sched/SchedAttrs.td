@@ -67,7 +67,8 @@ def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
     I32EnumAttrCase<"FillDrain", 0, "fill_drain">,
     I32EnumAttrCase<"BackwardFirst", 1, "backward_first">,
     I32EnumAttrCase<"DepthFirst", 2, "depth_first">,
-    I32EnumAttrCase<"BreadthFirst", 3, "breadth_first">
+    I32EnumAttrCase<"BreadthFirst", 3, "breadth_first">,
+    I32EnumAttrCase<"Interleaved", 4, "interleaved">
   ]> {
   let cppNamespace = "::pipesched::sched";
   let genSpecializedAttr = 0;
@@ -102,12 +103,22 @@ def Sched_StrategyAttrInterface : AttrInterface<"StrategyAttrInterface"> {
       (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers)>,
     InterfaceMethod<"The priority policy the scheme uses by default.",
       "::pipesched::sched::PriorityPolicy", "getDefaultPriority", (ins)>,
+    InterfaceMethod<[{
+        The scheme's cap on the live activations of a worker, counted in
+        (stage, microbatch) activations, or -1 for none. 1F1B keeps at most
+        `S - s` microbatches live on stage `s`.
+      }],
+      "int64_t", "getMemoryCap",
+      (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers,
+           "int64_t":$worker),
+      [{}], [{ return -1; }]>,
   ];
 }
 
-class Sched_StrategyAttr<string name, string attrMnemonic>
+class Sched_StrategyAttr<string name, string attrMnemonic,
+                         list<string> overrides = []>
     : Sched_Attr<name, attrMnemonic,
-        [DeclareAttrInterfaceMethods<Sched_StrategyAttrInterface>]>;
+        [DeclareAttrInterfaceMethods<Sched_StrategyAttrInterface, overrides>]>;
 
 def Sched_DdpAttr : Sched_StrategyAttr<"Ddp", "ddp"> {
   let summary = "distributed data parallel: w = (b mod W, b mod W)";
@@ -133,7 +144,8 @@ def Sched_GpipeAttr : Sched_StrategyAttr<"Gpipe", "gpipe"> {
   }];
 }
 
-def Sched_OneFOneBAttr : Sched_StrategyAttr<"OneFOneB", "1f1b"> {
+def Sched_OneFOneBAttr
+    : Sched_StrategyAttr<"OneFOneB", "1f1b", ["getMemoryCap"]> {
   let summary = "1F1B (PipeDream-flush): GPipe's placement, backward first";
   let description = [{
     The same placement as `gpipe` with a backward-first priority and at most
@@ -142,7 +154,8 @@ def Sched_OneFOneBAttr : Sched_StrategyAttr<"OneFOneB", "1f1b"> {
 }
 
 def Sched_Interleaved1F1BAttr
-    : Sched_StrategyAttr<"Interleaved1F1B", "interleaved_1f1b"> {
+    : Sched_StrategyAttr<"Interleaved1F1B", "interleaved_1f1b",
+                         ["getMemoryCap"]> {
   let summary = "interleaved 1F1B (Megatron): stage s on worker s mod W";
   let description = [{
     `v` chunks (virtual stages) per worker: `S = v * W`, stage `s` on worker

@@ -11,7 +11,6 @@ void pipesched::sched::buildJobGraph(StepOp step) {
   int64_t numStages = step.getStages(), numMicrobatches = step.getMicrobatches();
   MLIRContext *ctx = step.getContext();
   Location loc = step.getLoc();
-  Type tensor = TensorType::get(ctx);
   bool split = step.getCostOrDefault().isSplitBackward();
 
   // Uniqued attributes are interned once, not once per job.
@@ -26,20 +25,17 @@ void pipesched::sched::buildJobGraph(StepOp step) {
     Value input;
     for (int64_t s = 0; s < numStages; ++s) {
       activation[s] = input;
-      input = ForwardOp::create(builder, loc, tensor, index[s], index[b],
-                                input ? ValueRange(input) : ValueRange(),
-                                IntegerAttr(), IntegerAttr(), IntegerAttr());
+      input = ForwardOp::create(builder, loc, index[s], index[b],
+                                input ? ValueRange(input) : ValueRange());
     }
     Value grad = input;
     for (int64_t s = numStages - 1; s >= 0; --s) {
       Value act = activation[s];
-      grad = BackwardOp::create(builder, loc, tensor, index[s], index[b],
+      grad = BackwardOp::create(builder, loc, index[s], index[b],
                                 ValueRange(grad),
-                                act ? ValueRange(act) : ValueRange(),
-                                IntegerAttr(), IntegerAttr(), IntegerAttr());
+                                act ? ValueRange(act) : ValueRange());
       if (split)
-        BackwardWeightOp::create(builder, loc, index[s], index[b], grad,
-                                 IntegerAttr(), IntegerAttr(), IntegerAttr());
+        BackwardWeightOp::create(builder, loc, index[s], index[b], grad);
     }
   }
 }

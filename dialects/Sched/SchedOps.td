@@ -105,12 +105,24 @@ def Sched_ForwardOp : Sched_JobOp<"forward"> {
     Variadic<Sched_TensorType>:$inputs,
     OptionalAttr<NonNegI64Attr>:$compute,
     OptionalAttr<NonNegI64Attr>:$weights,
-    OptionalAttr<NonNegI64Attr>:$order
+    OptionalAttr<NonNegI64Attr>:$order,
+    OptionalAttr<NonNegI64Attr>:$start,
+    OptionalAttr<NonNegI64Attr>:$end
   );
   let results = (outs Sched_TensorType:$output);
+  let builders = [
+    // An unplaced job: what --sched-expand and the importers create.
+    OpBuilder<(ins "::mlir::IntegerAttr":$stage,
+                   "::mlir::IntegerAttr":$microbatch,
+                   "::mlir::ValueRange":$inputs), [{
+      build($_builder, $_state, TensorType::get($_builder.getContext()),
+            stage, microbatch, inputs, {}, {}, {}, {}, {});
+    }]>
+  ];
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`from` $inputs^)?
-    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)? attr-dict
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
+    (`at` $start^ `to` $end)? attr-dict
   }];
 }
 
@@ -134,12 +146,23 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
     Variadic<Sched_TensorType>:$acts,
     OptionalAttr<NonNegI64Attr>:$compute,
     OptionalAttr<NonNegI64Attr>:$weights,
-    OptionalAttr<NonNegI64Attr>:$order
+    OptionalAttr<NonNegI64Attr>:$order,
+    OptionalAttr<NonNegI64Attr>:$start,
+    OptionalAttr<NonNegI64Attr>:$end
   );
   let results = (outs Sched_TensorType:$output);
+  let builders = [
+    OpBuilder<(ins "::mlir::IntegerAttr":$stage,
+                   "::mlir::IntegerAttr":$microbatch,
+                   "::mlir::ValueRange":$grads, "::mlir::ValueRange":$acts), [{
+      build($_builder, $_state, TensorType::get($_builder.getContext()),
+            stage, microbatch, grads, acts, {}, {}, {}, {}, {});
+    }]>
+  ];
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`grad` $grads^)? (`act` $acts^)?
-    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)? attr-dict
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
+    (`at` $start^ `to` $end)? attr-dict
   }];
 }
 
@@ -162,11 +185,21 @@ def Sched_BackwardWeightOp : Sched_JobOp<"backward_weight"> {
     Optional<Sched_TensorType>:$input,
     OptionalAttr<NonNegI64Attr>:$compute,
     OptionalAttr<NonNegI64Attr>:$weights,
-    OptionalAttr<NonNegI64Attr>:$order
+    OptionalAttr<NonNegI64Attr>:$order,
+    OptionalAttr<NonNegI64Attr>:$start,
+    OptionalAttr<NonNegI64Attr>:$end
   );
+  let builders = [
+    OpBuilder<(ins "::mlir::IntegerAttr":$stage,
+                   "::mlir::IntegerAttr":$microbatch,
+                   "::mlir::Value":$input), [{
+      build($_builder, $_state, stage, microbatch, input, {}, {}, {}, {}, {});
+    }]>
+  ];
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`after` $input^)?
-    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)? attr-dict
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
+    (`at` $start^ `to` $end)? attr-dict
   }];
 }
 

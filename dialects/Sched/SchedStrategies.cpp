@@ -130,6 +130,12 @@ AffineMap OneFOneBAttr::getWeightsMap(int64_t S, int64_t, int64_t W) const {
 PriorityPolicy OneFOneBAttr::getDefaultPriority() const {
   return PriorityPolicy::BackwardFirst;
 }
+// Worker w holds k = S/W consecutive stages; 1F1B keeps W - w microbatches
+// in flight there, k activations each.
+int64_t OneFOneBAttr::getMemoryCap(int64_t S, int64_t, int64_t W,
+                                   int64_t worker) const {
+  return S / W * (W - worker);
+}
 
 //===----------------------------------------------------------------------===//
 // interleaved_1f1b
@@ -162,7 +168,13 @@ AffineMap Interleaved1F1BAttr::getWeightsMap(int64_t S, int64_t B,
   return getComputeMap(S, B, W);
 }
 PriorityPolicy Interleaved1F1BAttr::getDefaultPriority() const {
-  return PriorityPolicy::BackwardFirst;
+  return PriorityPolicy::Interleaved;
+}
+// Megatron's warm-up on rank r of p with v chunks is 2(p - r - 1) + (v-1)p
+// forwards; one more forward runs before the first backward.
+int64_t Interleaved1F1BAttr::getMemoryCap(int64_t, int64_t, int64_t W,
+                                          int64_t worker) const {
+  return 2 * (W - worker - 1) + (getChunks() - 1) * W + 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -316,4 +328,53 @@ int64_t pipesched::sched::evaluatePlacement(AffineMap map, int64_t s,
   eval.dims[1] = b;
   eval.dims[2] = static_cast<int64_t>(d);
   return eval.visit(map.getResult(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Priorities
+//===----------------------------------------------------------------------===//
+
+/// How far along its microbatch's forward-backward sweep a job is, in
+/// [0, 3S): forwards 0..S-1, backwards S..2S-1, weight-gradients 2S..3S-1.
+static int64_t progress(int64_t S, int64_t s, Direction d) {
+  switch (d) {
+  case Direction::Forward:
+    return s;
+  case Direction::Backward:
+    return S + (S - 1 - s);
+  case Direction::BackwardWeight:
+    return 2 * S + (S - 1 - s);
+  }
+  llvm_unreachable("unknown direction");
+}
+
+int64_t pipesched::sched::computePriority(PriorityPolicy policy, int64_t S,
+                                          int64_t B, int64_t W, int64_t s,
+                                          int64_t b, Direction d) {
+  bool isForward = d == Direction::Forward;
+  int64_t sweep = 3 * S, p = progress(S, s, d);
+  switch (policy) {
+  case PriorityPolicy::FillDrain:
+    return ((isForward ? 0 : B) + b) * sweep + p;
+  case PriorityPolicy::BackwardFirst:
+    return ((isForward ? B : 0) + b) * sweep + p;
+  case PriorityPolicy::DepthFirst:
+    return b * sweep + p;
+  case PriorityPolicy::BreadthFirst:
+    return p * B + b;
+  case PriorityPolicy::Interleaved: {
+    // A worker holds one stage per chunk: chunk c = s / W. Rounds of W
+    // microbatches go through chunk 0, then chunk 1, ... (reversed for
+    // backwards).
+    int64_t chunks = (S + W - 1) / W, chunk = s / W;
+    if (!isForward)
+      chunk = chunks - 1 - chunk;
+    int64_t rounds = (B + W - 1) / W;
+    int64_t slot = ((b / W) * chunks + chunk) * W + b % W;
+    int64_t span = rounds * chunks * W;
+    return (((isForward ? span : 0) + slot) * 2) +
+           (d == Direction::BackwardWeight ? 1 : 0);
+  }
+  }
+  llvm_unreachable("unknown priority policy");
 }

@@ -10,6 +10,7 @@
 
 int main(int argc, char **argv) {
   pipesched::registerImportTorchCSV();
+  pipesched::registerExportTorchCSV();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "pipesched translation driver\n"));
 }

@@ -21,8 +21,16 @@ namespace pipesched {
 mlir::OwningOpRef<mlir::ModuleOp> importTorchCSV(llvm::SourceMgr &sourceMgr,
                                                  mlir::MLIRContext *ctx);
 
+/// Writes the single `sched.step` under `op` (placed and ordered) as CSV:
+/// one row per worker, its jobs in order; when the step was simulated, an
+/// empty cell before each job the worker had to wait for.
+llvm::LogicalResult exportTorchCSV(mlir::Operation *op, llvm::raw_ostream &os);
+
 /// Registers `--import-torch-csv` with mlir-translate's registry.
 void registerImportTorchCSV();
+
+/// Registers `--sched-to-torch-csv` with mlir-translate's registry.
+void registerExportTorchCSV();
 
 } // namespace pipesched
 

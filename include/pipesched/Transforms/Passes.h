@@ -3,10 +3,14 @@
 #ifndef PIPESCHED_TRANSFORMS_PASSES_H
 #define PIPESCHED_TRANSFORMS_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "pipesched/Dialect/Sched/SchedOps.h"
 
 namespace pipesched {
+
+/// Output format of --sched-stats.
+enum class StatsFormat { Table, Json };
 
 #define GEN_PASS_DECL
 #include "pipesched/Transforms/Passes.h.inc"

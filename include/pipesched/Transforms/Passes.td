@@ -33,4 +33,60 @@ def SchedPlace : Pass<"sched-place", "::pipesched::sched::StepOp"> {
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 
+def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
+  let summary = "Simulate a placed step and order every worker's jobs";
+  let description = [{
+    Runs the event-driven list scheduler (`lib/Scheduling`) on a placed
+    step: a worker runs one job at a time; a job starts when its inputs are
+    there (plus `transfer-time` for an input made on another worker) and its
+    worker is free; among ready jobs the worker picks the smallest priority
+    `n(s, b, d)` of the step's policy. Durations come from the cost model.
+    A forward keeps its input activation live until its backward (its
+    weight-gradient job with a split backward) finishes; a memory cap per
+    worker defers forwards. Stamps every job with `order` (its position in
+    its worker's program) and `at start to end`.
+
+    A step whose jobs all carry `order` (an imported schedule) is replayed
+    in that order unless `reorder` is set.
+  }];
+  let options = [
+    Option<"transferTime", "transfer-time", "int64_t", /*default=*/"0",
+           "Time added to an input made on another worker">,
+    Option<"memoryCap", "memory-cap", "int64_t", /*default=*/"0",
+           "Cap on live activations per worker, in (stage, microbatch) "
+           "activations; 0 = the strategy's cap (1F1B: S - s), if any">,
+    Option<"memoryCapBytes", "memory-cap-bytes", "int64_t", /*default=*/"0",
+           "Cap on live activation bytes per worker (cost 'act' per "
+           "activation); 0 = none">,
+    Option<"noMemoryCap", "no-memory-cap", "bool", /*default=*/"false",
+           "Ignore the strategy's memory cap">,
+    Option<"reorder", "reorder", "bool", /*default=*/"false",
+           "Schedule by priority even if every job already has an order">,
+  ];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
+def SchedStats : Pass<"sched-stats", "::mlir::ModuleOp"> {
+  let summary = "Report latency, bubbles, memory and traffic of simulated steps";
+  let description = [{
+    For every simulated `sched.step` of the module (in order), prints per
+    worker and in total: latency (makespan), busy time, bubble fraction in
+    both conventions (idle / total, and idle / ideal as Megatron's
+    `(p-1)/m`), throughput per worker `rho = S*B / (L*W)` with `L` in units
+    of one stage's forward + backward, activations and gradients received,
+    weight fetches, peak live activations (count and bytes), weights owned,
+    and the bound `rho <= M/S` with how close the schedule comes.
+
+    `--sched-stats` prints a table, `--sched-stats=json` (or
+    `format=json`) JSON. Output goes to stdout; the IR is unchanged.
+  }];
+  let options = [
+    Option<"format", "format", "::pipesched::StatsFormat",
+           /*default=*/"::pipesched::StatsFormat::Table", "Output format",
+           [{::llvm::cl::values(
+             clEnumValN(::pipesched::StatsFormat::Table, "table", "a readable table"),
+             clEnumValN(::pipesched::StatsFormat::Json, "json", "JSON"))}]>,
+  ];
+}
+
 #endif // PIPESCHED_TRANSFORMS_PASSES_TD

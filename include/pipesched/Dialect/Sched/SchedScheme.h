@@ -35,6 +35,19 @@ mlir::FailureOr<Scheme> resolveScheme(StepOp step);
 int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
                           Direction d);
 
+/// The priority `n(s, b, d)` of a job under `policy` in a step of S stages,
+/// B microbatches and W workers (smaller runs first):
+/// - fill_drain: every forward before any backward, each in microbatch order;
+/// - backward_first: a ready backward before any forward (1F1B);
+/// - depth_first: the oldest microbatch first (finish what was started);
+/// - breadth_first: the least advanced job first (a stage for every
+///   microbatch before the next stage);
+/// - interleaved: backward first; forwards in rounds of W microbatches per
+///   chunk, backwards likewise with the chunks reversed (Megatron, torch).
+int64_t computePriority(PriorityPolicy policy, int64_t numStages,
+                        int64_t numMicrobatches, int64_t numWorkers,
+                        int64_t stage, int64_t microbatch, Direction d);
+
 } // namespace pipesched::sched
 
 #endif // PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H

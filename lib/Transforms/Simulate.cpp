@@ -1,0 +1,165 @@
+//===- Simulate.cpp - simulate a placed step and order its workers --------===//
+//
+// A thin adapter: step -> scheduling::JobGraph -> simulate -> attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipesched/Dialect/Sched/SchedScheme.h"
+#include "pipesched/Scheduling/ListScheduler.h"
+#include "pipesched/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace pipesched {
+#define GEN_PASS_DEF_SCHEDSIMULATE
+#include "pipesched/Transforms/Passes.h.inc"
+} // namespace pipesched
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+namespace sim = pipesched::scheduling;
+
+namespace {
+struct SchedSimulate : pipesched::impl::SchedSimulateBase<SchedSimulate> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Builds the scheduling problem; fails with a located diagnostic.
+  LogicalResult buildGraph(StepOp step, sim::JobGraph &graph,
+                           SmallVectorImpl<JobOpInterface> &jobs,
+                           sim::SimulationOptions &options);
+};
+} // namespace
+
+LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
+                                        SmallVectorImpl<JobOpInterface> &jobs,
+                                        sim::SimulationOptions &options) {
+  int64_t S = step.getStages(), B = step.getMicrobatches(),
+          W = step.getWorkers();
+  CostAttr cost = step.getCostOrDefault();
+  StrategyAttrInterface strategy = step.getStrategyAttr();
+  PriorityPolicy policy = strategy ? strategy.getDefaultPriority()
+                                   : PriorityPolicy::FillDrain;
+  if (auto explicitPolicy = step.getPriorityAttr())
+    policy = explicitPolicy.getValue();
+
+  bool useBytes = memoryCapBytes > 0;
+  int64_t actBytes = cost.getActBytes();
+  if (useBytes && actBytes == 0)
+    return step.emitOpError("memory-cap-bytes needs the cost's 'act' size");
+
+  llvm::DenseMap<Operation *, uint32_t> index;
+  index.reserve(step.getBody().front().getOperations().size());
+  bool allOrdered = true;
+  graph.numWorkers = W;
+  graph.predBegin.assign(1, 0);
+  // The forward (s, b) whose activation a backward (or, when split, its
+  // weight-gradient job) frees: keyed by (s, b).
+  llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
+  bool split = cost.isSplitBackward();
+  std::vector<uint32_t> preds;
+  for (Operation &op : step.getBody().front()) {
+    auto job = cast<JobOpInterface>(op);
+    std::optional<int64_t> worker = job.getComputeWorker();
+    if (!worker)
+      return job->emitOpError()
+             << describeJob(job)
+             << " has no compute worker: run --sched-place first";
+    int64_t s = job.getStageIndex(), b = job.getMicrobatchIndex();
+    Direction d = job.getDirection();
+    sim::Job simJob;
+    simJob.worker = *worker;
+    simJob.duration = cost.getDuration(s, d);
+    simJob.priority = computePriority(policy, S, B, W, s, b, d);
+    if (d == Direction::Forward) {
+      simJob.acquire = useBytes ? actBytes : 1;
+      simJob.acquireBytes = actBytes;
+    }
+    bool freesActivation =
+        (d == Direction::Backward && !split) || d == Direction::BackwardWeight;
+    if (freesActivation) {
+      auto it = forwardOf.find({s, b});
+      simJob.releases = it == forwardOf.end() ? -1 : it->second;
+    }
+    preds.clear();
+    for (Value operand : op.getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        preds.push_back(index.lookup(producer));
+    uint32_t id = graph.addJob(simJob, preds);
+    index[&op] = id;
+    if (d == Direction::Forward)
+      forwardOf[{s, b}] = id;
+    jobs.push_back(job);
+    allOrdered &= job.getOrderIndex().has_value();
+  }
+
+  options.transferTime = transferTime;
+  if (useBytes) {
+    options.memoryCap.assign(W, memoryCapBytes);
+  } else if (memoryCap > 0) {
+    options.memoryCap.assign(W, memoryCap);
+  } else if (strategy && !noMemoryCap) {
+    for (int64_t w = 0; w < W; ++w) {
+      int64_t cap = strategy.getMemoryCap(S, B, W, w);
+      if (cap >= 0) {
+        options.memoryCap.resize(W, -1);
+        options.memoryCap[w] = cap;
+      }
+    }
+  }
+
+  // Replay an explicit order (an imported schedule) unless asked not to.
+  if (allOrdered && !reorder && !jobs.empty()) {
+    graph.order.assign(W, {});
+    // Orders are positions; sort each worker's jobs by them.
+    for (auto [id, job] : llvm::enumerate(jobs))
+      graph.order[*job.getComputeWorker()].push_back(id);
+    for (auto &list : graph.order)
+      llvm::sort(list, [&](uint32_t a, uint32_t b) {
+        return *jobs[a].getOrderIndex() < *jobs[b].getOrderIndex();
+      });
+  }
+  return success();
+}
+
+void SchedSimulate::runOnOperation() {
+  StepOp step = getOperation();
+  if (step.isSpec())
+    return;
+  sim::JobGraph graph;
+  SmallVector<JobOpInterface> jobs;
+  sim::SimulationOptions options;
+  if (failed(buildGraph(step, graph, jobs, options)))
+    return signalPassFailure();
+
+  sim::SimulationResult result = sim::simulate(graph, options);
+  if (!result.timeline) {
+    InFlightDiagnostic diag = step.emitOpError()
+                              << "cannot be scheduled: " << result.error;
+    for (uint32_t id : result.blockedJobs)
+      if (id < jobs.size())
+        diag.attachNote(jobs[id]->getLoc())
+            << describeJob(jobs[id]) << " is stuck";
+    return signalPassFailure();
+  }
+
+  // Times and positions repeat a lot: intern each value once.
+  Builder builder(&getContext());
+  SmallVector<IntegerAttr> interned;
+  auto attrFor = [&](int64_t v) {
+    if (static_cast<size_t>(v) >= interned.size())
+      interned.resize(v + 1);
+    if (!interned[v])
+      interned[v] = builder.getI64IntegerAttr(v);
+    return interned[v];
+  };
+  const sim::Timeline &timeline = *result.timeline;
+  for (auto [id, job] : llvm::enumerate(jobs)) {
+    job.setOrderIndex(attrFor(timeline.position[id]));
+    job.setTimes(attrFor(timeline.start[id]), attrFor(timeline.end[id]));
+  }
+}

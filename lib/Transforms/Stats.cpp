@@ -1,0 +1,292 @@
+//===- Stats.cpp - latency, bubbles, memory and traffic of a schedule -----===//
+//
+// Reads a simulated step (every job has `on`, `order` and `at ... to ...`)
+// and reports what the schedule costs. See docs/stats.md for every figure
+// and how it relates to the seed's Table 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipesched/Dialect/Sched/SchedScheme.h"
+#include "pipesched/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace pipesched {
+#define GEN_PASS_DEF_SCHEDSTATS
+#include "pipesched/Transforms/Passes.h.inc"
+} // namespace pipesched
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+
+namespace {
+struct WorkerStats {
+  int64_t jobs = 0, busy = 0;
+  int64_t actRecv = 0, gradRecv = 0, weightFetches = 0;
+  int64_t peakLive = 0, peakLiveBytes = 0, weightsOwned = 0;
+};
+
+struct StepStats {
+  int64_t stages = 0, microbatches = 0, workers = 0;
+  int64_t latency = 0;
+  double unit = 1; ///< ticks of one stage's forward + backward (mean)
+  std::vector<WorkerStats> perWorker;
+};
+
+struct SchedStats : pipesched::impl::SchedStatsBase<SchedStats> {
+  using Base::Base;
+
+  /// Accepts `--sched-stats=json` besides `--sched-stats=format=json`.
+  LogicalResult
+  initializeOptions(StringRef options,
+                    function_ref<LogicalResult(const Twine &)> errorHandler)
+      override {
+    if (options == "json" || options == "table")
+      return Base::initializeOptions(("format=" + options).str(),
+                                     errorHandler);
+    return Base::initializeOptions(options, errorHandler);
+  }
+
+  void runOnOperation() override;
+};
+} // namespace
+
+/// Collects the figures of one simulated step; fails with a diagnostic.
+static FailureOr<StepStats> collect(StepOp step) {
+  StepStats stats;
+  stats.stages = step.getStages();
+  stats.microbatches = step.getMicrobatches();
+  stats.workers = step.getWorkers();
+  stats.perWorker.resize(stats.workers);
+  CostAttr cost = step.getCostOrDefault();
+  bool split = cost.isSplitBackward();
+  double sweep = 0;
+  for (int64_t s = 0; s < stats.stages; ++s)
+    for (Direction d : {Direction::Forward, Direction::Backward,
+                        Direction::BackwardWeight})
+      sweep += cost.getDuration(s, d);
+  stats.unit = sweep / stats.stages;
+
+  // Each job's fields, read once through the interface.
+  struct Placed {
+    Operation *op;
+    int64_t stage, microbatch;
+    Direction dir;
+    int64_t worker, weights, order, start, end;
+  };
+  SmallVector<Placed> jobs;
+  for (Operation &op : step.getBody().front()) {
+    auto job = cast<JobOpInterface>(op);
+    std::optional<int64_t> worker = job.getComputeWorker(),
+                           order = job.getOrderIndex(),
+                           start = job.getStartTime(), end = job.getEndTime();
+    if (!worker || !order || !start || !end)
+      return job->emitOpError()
+             << describeJob(job)
+             << " has no simulated time: run --sched-simulate first";
+    jobs.push_back({job, job.getStageIndex(), job.getMicrobatchIndex(),
+                    job.getDirection(), *worker,
+                    job.getWeightsWorker().value_or(*worker), *order, *start,
+                    *end});
+    WorkerStats &w = stats.perWorker[*worker];
+    ++w.jobs;
+    w.busy += *end - *start;
+    stats.latency = std::max(stats.latency, *end);
+  }
+
+  // Received tensors: a (value, worker) pair counts once, so a backward that
+  // reads the activation its forward already received adds nothing.
+  llvm::DenseSet<std::pair<Value, int64_t>> received;
+  for (const Placed &p : jobs) {
+    for (Value operand : p.op->getOperands()) {
+      auto producer = operand.getDefiningOp<JobOpInterface>();
+      if (!producer || producer.getComputeWorker() == p.worker ||
+          !received.insert({operand, p.worker}).second)
+        continue;
+      WorkerStats &w = stats.perWorker[p.worker];
+      (producer.getDirection() == Direction::Forward ? w.actRecv
+                                                     : w.gradRecv)++;
+    }
+  }
+
+  // Weights: owned stages, and fetches along each worker's order (a copy is
+  // kept only while consecutive jobs use the same stage).
+  llvm::DenseSet<std::pair<int64_t, int64_t>> owned;
+  SmallVector<SmallVector<const Placed *>> byWorker(stats.workers);
+  for (const Placed &p : jobs) {
+    if (owned.insert({p.weights, p.stage}).second)
+      ++stats.perWorker[p.weights].weightsOwned;
+    byWorker[p.worker].push_back(&p);
+  }
+  for (auto [worker, list] : llvm::enumerate(byWorker)) {
+    llvm::sort(list, [](const Placed *a, const Placed *b) {
+      return a->order < b->order;
+    });
+    std::optional<std::pair<int64_t, int64_t>> held; // (stage, owner)
+    for (const Placed *p : list) {
+      std::pair<int64_t, int64_t> need{p->stage, p->weights};
+      if (p->weights != static_cast<int64_t>(worker) && held != need)
+        ++stats.perWorker[worker].weightFetches;
+      held = need;
+    }
+  }
+
+  // Live activations: a forward's input lives on its worker from its start
+  // until the job that consumes it last (the backward, or its
+  // weight-gradient half) ends. Releases at time t come before starts at t.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, const Placed *> forwardOf;
+  for (const Placed &p : jobs)
+    if (p.dir == Direction::Forward)
+      forwardOf[{p.stage, p.microbatch}] = &p;
+  SmallVector<SmallVector<std::pair<int64_t, int64_t>>> events(stats.workers);
+  Direction lastUse = split ? Direction::BackwardWeight : Direction::Backward;
+  for (const Placed &p : jobs) {
+    if (p.dir == Direction::Forward)
+      events[p.worker].push_back({p.start, +1});
+    else if (p.dir == lastUse)
+      if (const Placed *fwd = forwardOf.lookup({p.stage, p.microbatch}))
+        events[fwd->worker].push_back({p.end, -1});
+  }
+  for (auto [worker, list] : llvm::enumerate(events)) {
+    llvm::sort(list); // (t, -1) sorts before (t, +1)
+    int64_t live = 0;
+    WorkerStats &w = stats.perWorker[worker];
+    for (auto [time, delta] : list) {
+      live += delta;
+      w.peakLive = std::max(w.peakLive, live);
+    }
+    w.peakLiveBytes = w.peakLive * cost.getActBytes();
+  }
+  return stats;
+}
+
+namespace {
+/// Totals derived from the per-worker figures.
+struct Totals {
+  int64_t busy = 0, actRecv = 0, gradRecv = 0, weightFetches = 0;
+  int64_t peakLive = 0, peakLiveBytes = 0;
+  double latencyUnits, bubbleOfTotal, bubbleOfIdeal, rho, bound;
+};
+} // namespace
+
+static Totals totals(const StepStats &s) {
+  Totals t;
+  for (const WorkerStats &w : s.perWorker) {
+    t.busy += w.busy;
+    t.actRecv += w.actRecv;
+    t.gradRecv += w.gradRecv;
+    t.weightFetches += w.weightFetches;
+    t.peakLive = std::max(t.peakLive, w.peakLive);
+    t.peakLiveBytes = std::max(t.peakLiveBytes, w.peakLiveBytes);
+  }
+  double capacity = static_cast<double>(s.latency) * s.workers;
+  t.latencyUnits = s.latency / s.unit;
+  t.bubbleOfTotal = capacity > 0 ? (capacity - t.busy) / capacity : 0;
+  t.bubbleOfIdeal = t.busy > 0 ? (capacity - t.busy) / t.busy : 0;
+  t.rho = t.latencyUnits > 0
+              ? static_cast<double>(s.stages * s.microbatches) /
+                    (t.latencyUnits * s.workers)
+              : 0;
+  t.bound = static_cast<double>(t.peakLive) / s.stages;
+  return t;
+}
+
+static void printTable(llvm::raw_ostream &os, StepOp step,
+                       const StepStats &s) {
+  Totals t = totals(s);
+  os << "sched.step stages = " << s.stages << ", microbatches = "
+     << s.microbatches << ", workers = " << s.workers << "\n";
+  os << "worker  jobs  busy  idle  bubble  act_recv  grad_recv  "
+        "weight_fetches  peak_live  peak_live_bytes  weights_owned\n";
+  for (auto [i, w] : llvm::enumerate(s.perWorker)) {
+    int64_t idle = s.latency - w.busy;
+    os << llvm::format("%6zu  %4lld  %4lld  %4lld  %6.4f  %8lld  %9lld  "
+                       "%14lld  %9lld  %15lld  %13lld\n",
+                       i, (long long)w.jobs, (long long)w.busy,
+                       (long long)idle,
+                       s.latency ? double(idle) / s.latency : 0.0,
+                       (long long)w.actRecv, (long long)w.gradRecv,
+                       (long long)w.weightFetches, (long long)w.peakLive,
+                       (long long)w.peakLiveBytes, (long long)w.weightsOwned);
+  }
+  os << llvm::format("latency: %lld ticks = %.4f units (1 unit = %.4f "
+                     "ticks: one stage's forward + backward)\n",
+                     (long long)s.latency, t.latencyUnits, s.unit);
+  os << llvm::format("bubble: %.4f of total time (idle / (L*W)), %.4f of "
+                     "ideal time (idle / busy, Megatron's (p-1)/m)\n",
+                     t.bubbleOfTotal, t.bubbleOfIdeal);
+  os << llvm::format("traffic: %lld activations and %lld gradients received, "
+                     "%lld weight fetches\n",
+                     (long long)t.actRecv, (long long)t.gradRecv,
+                     (long long)t.weightFetches);
+  os << llvm::format("memory: peak %lld live activations (%lld bytes) on the "
+                     "busiest worker\n",
+                     (long long)t.peakLive, (long long)t.peakLiveBytes);
+  os << llvm::format("throughput: rho = S*B/(L*W) = %.4f; bound M/S = %.4f; "
+                     "rho / bound = %.4f\n",
+                     t.rho, t.bound, t.bound > 0 ? t.rho / t.bound : 0.0);
+}
+
+static llvm::json::Value toJson(const StepStats &s) {
+  Totals t = totals(s);
+  llvm::json::Array workers;
+  for (auto [i, w] : llvm::enumerate(s.perWorker))
+    workers.push_back(llvm::json::Object{
+        {"worker", static_cast<int64_t>(i)},
+        {"jobs", w.jobs},
+        {"busy", w.busy},
+        {"idle", s.latency - w.busy},
+        {"act_recv", w.actRecv},
+        {"grad_recv", w.gradRecv},
+        {"weight_fetches", w.weightFetches},
+        {"peak_live", w.peakLive},
+        {"peak_live_bytes", w.peakLiveBytes},
+        {"weights_owned", w.weightsOwned}});
+  return llvm::json::Object{
+      {"stages", s.stages},
+      {"microbatches", s.microbatches},
+      {"workers", s.workers},
+      {"latency", s.latency},
+      {"unit", s.unit},
+      {"latency_units", t.latencyUnits},
+      {"busy", t.busy},
+      {"bubble_of_total", t.bubbleOfTotal},
+      {"bubble_of_ideal", t.bubbleOfIdeal},
+      {"act_recv", t.actRecv},
+      {"grad_recv", t.gradRecv},
+      {"weight_fetches", t.weightFetches},
+      {"peak_live", t.peakLive},
+      {"peak_live_bytes", t.peakLiveBytes},
+      {"rho", t.rho},
+      {"bound", t.bound},
+      {"per_worker", std::move(workers)}};
+}
+
+void SchedStats::runOnOperation() {
+  llvm::json::Array steps;
+  WalkResult walk = getOperation().walk([&](StepOp step) {
+    if (step.isSpec())
+      return WalkResult::advance();
+    FailureOr<StepStats> stats = collect(step);
+    if (failed(stats))
+      return WalkResult::interrupt();
+    if (format == StatsFormat::Table)
+      printTable(llvm::outs(), step, *stats);
+    else
+      steps.push_back(toJson(*stats));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return signalPassFailure();
+  if (format == StatsFormat::Json)
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(
+                                               llvm::json::Object{
+                                                   {"steps", std::move(steps)}}))
+                 << "\n";
+  markAllAnalysesPreserved();
+}
