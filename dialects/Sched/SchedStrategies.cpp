@@ -171,7 +171,8 @@ PriorityPolicy Interleaved1F1BAttr::getDefaultPriority() const {
   return PriorityPolicy::Interleaved;
 }
 // Megatron's warm-up on rank r of p with v chunks is 2(p - r - 1) + (v-1)p
-// forwards; one more forward runs before the first backward.
+// forwards; one more forward runs before the first backward. (The static
+// order already keeps to it; the cap matters under another priority.)
 int64_t Interleaved1F1BAttr::getMemoryCap(int64_t, int64_t, int64_t W,
                                           int64_t worker) const {
   return 2 * (W - worker - 1) + (getChunks() - 1) * W + 1;
@@ -348,6 +349,31 @@ static int64_t progress(int64_t S, int64_t s, Direction d) {
   llvm_unreachable("unknown direction");
 }
 
+/// The position of job (s, b, d) in Megatron-core's interleaved 1F1B
+/// sequence for rank r = s mod W with v = ceil(S / W) chunks: the schedule
+/// table takes microbatches in groups of W (the last group may be short)
+/// through chunk 0, 1, ..., v-1; rank r runs 2(W - r - 1) + (v - 1) W
+/// warm-up forwards, then alternates one forward and one backward, then
+/// drains the backwards, which walk the same table with chunks reversed.
+static int64_t interleavedPosition(int64_t S, int64_t B, int64_t W, int64_t s,
+                                   int64_t b, Direction d) {
+  int64_t chunks = (S + W - 1) / W, rank = s % W, chunk = s / W;
+  if (d != Direction::Forward)
+    chunk = chunks - 1 - chunk;
+  int64_t groupStart = b / W * W, groupSize = std::min(W, B - groupStart);
+  int64_t k = groupStart * chunks + chunk * groupSize + (b - groupStart);
+  int64_t total = B * chunks;
+  int64_t warmup = std::min(2 * (W - rank - 1) + (chunks - 1) * W, total);
+  int64_t steady = total - warmup;
+  int64_t position;
+  if (d == Direction::Forward)
+    position = k < warmup ? k : warmup + 2 * (k - warmup);
+  else
+    position = k < steady ? warmup + 2 * k + 1 : total + k;
+  // The weight-gradient half of a split backward right after its input half.
+  return position * 2 + (d == Direction::BackwardWeight ? 1 : 0);
+}
+
 int64_t pipesched::sched::computePriority(PriorityPolicy policy, int64_t S,
                                           int64_t B, int64_t W, int64_t s,
                                           int64_t b, Direction d) {
@@ -362,19 +388,8 @@ int64_t pipesched::sched::computePriority(PriorityPolicy policy, int64_t S,
     return b * sweep + p;
   case PriorityPolicy::BreadthFirst:
     return p * B + b;
-  case PriorityPolicy::Interleaved: {
-    // A worker holds one stage per chunk: chunk c = s / W. Rounds of W
-    // microbatches go through chunk 0, then chunk 1, ... (reversed for
-    // backwards).
-    int64_t chunks = (S + W - 1) / W, chunk = s / W;
-    if (!isForward)
-      chunk = chunks - 1 - chunk;
-    int64_t rounds = (B + W - 1) / W;
-    int64_t slot = ((b / W) * chunks + chunk) * W + b % W;
-    int64_t span = rounds * chunks * W;
-    return (((isForward ? span : 0) + slot) * 2) +
-           (d == Direction::BackwardWeight ? 1 : 0);
-  }
+  case PriorityPolicy::Interleaved:
+    return interleavedPosition(S, B, W, s, b, d);
   }
   llvm_unreachable("unknown priority policy");
 }

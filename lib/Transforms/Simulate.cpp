@@ -98,6 +98,17 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
   }
 
   options.transferTime = transferTime;
+  if (isStaticOrder(policy) && !(allOrdered && !reorder)) {
+    // A static order (Megatron's interleaved sequence) is replayed as such.
+    graph.order.assign(W, {});
+    for (auto [id, job] : llvm::enumerate(jobs))
+      graph.order[*job.getComputeWorker()].push_back(id);
+    for (auto &list : graph.order)
+      llvm::stable_sort(list, [&](uint32_t a, uint32_t b) {
+        return graph.jobs[a].priority < graph.jobs[b].priority;
+      });
+    return success();
+  }
   if (useBytes) {
     options.memoryCap.assign(W, memoryCapBytes);
   } else if (memoryCap > 0) {

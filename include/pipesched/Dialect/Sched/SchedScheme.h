@@ -42,8 +42,16 @@ int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
 /// - depth_first: the oldest microbatch first (finish what was started);
 /// - breadth_first: the least advanced job first (a stage for every
 ///   microbatch before the next stage);
-/// - interleaved: backward first; forwards in rounds of W microbatches per
-///   chunk, backwards likewise with the chunks reversed (Megatron, torch).
+/// - interleaved: the position in Megatron-core's interleaved 1F1B sequence
+///   of the job's rank (s mod W): microbatches in groups of W per chunk,
+///   2(W-r-1) + (v-1)W warm-up forwards, then one forward one backward.
+///   A *static* order: --sched-simulate runs each worker strictly in it.
+/// Whether `policy` fixes each worker's order outright (workers wait for
+/// their next job rather than run another ready one).
+inline bool isStaticOrder(PriorityPolicy policy) {
+  return policy == PriorityPolicy::Interleaved;
+}
+
 int64_t computePriority(PriorityPolicy policy, int64_t numStages,
                         int64_t numMicrobatches, int64_t numWorkers,
                         int64_t stage, int64_t microbatch, Direction d);
