@@ -77,11 +77,13 @@ std::optional<SimulationResult> validateEdges(const JobGraph &graph) {
     return failure("invalid job graph: predBegin must start at 0 and end at "
                    "preds.size() = " +
                    std::to_string(graph.preds.size()));
-  for (uint32_t j = 0; j < numJobs; ++j) {
+  // Monotone first: then every range lies inside `preds`.
+  for (uint32_t j = 0; j < numJobs; ++j)
     if (graph.predBegin[j] > graph.predBegin[j + 1])
       return failure("invalid job graph: predBegin decreases at " +
                          jobName(j),
                      {j});
+  for (uint32_t j = 0; j < numJobs; ++j) {
     for (uint32_t e = graph.predBegin[j]; e < graph.predBegin[j + 1]; ++e)
       if (graph.preds[e] >= numJobs)
         return failure("invalid job graph: " + jobName(j) +
