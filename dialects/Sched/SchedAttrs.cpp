@@ -181,3 +181,51 @@ void CostAttr::print(AsmPrinter &p) const {
     p << ", weights = " << getWeightBytes();
   p << '>';
 }
+
+//===----------------------------------------------------------------------===//
+// StageGraphAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+StageGraphAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> sources, ArrayRef<int64_t> targets) {
+  if (sources.size() != targets.size())
+    return emitError() << "stage graph needs as many sources as targets";
+  llvm::SmallDenseSet<std::pair<int64_t, int64_t>> seen;
+  for (auto [src, dst] : llvm::zip(sources, targets)) {
+    if (src < 0 || src >= dst)
+      return emitError() << "stage graph edge " << src << " -> " << dst
+                         << " must go from a lower to a higher stage";
+    if (!seen.insert({src, dst}).second)
+      return emitError() << "stage graph edge " << src << " -> " << dst
+                         << " appears twice";
+  }
+  return success();
+}
+
+Attribute StageGraphAttr::parse(AsmParser &p, Type) {
+  SmallVector<int64_t> sources, targets;
+  if (p.parseLess())
+    return {};
+  if (failed(p.parseOptionalGreater())) {
+    do {
+      if (p.parseInteger(sources.emplace_back()) || p.parseArrow() ||
+          p.parseInteger(targets.emplace_back()))
+        return {};
+    } while (succeeded(p.parseOptionalComma()));
+    if (p.parseGreater())
+      return {};
+  }
+  return StageGraphAttr::getChecked(
+      [&] { return p.emitError(p.getNameLoc()); }, p.getContext(), sources,
+      targets);
+}
+
+void StageGraphAttr::print(AsmPrinter &p) const {
+  p << '<';
+  llvm::interleaveComma(llvm::zip(getSources(), getTargets()), p,
+                        [&](auto edge) {
+                          p << std::get<0>(edge) << " -> " << std::get<1>(edge);
+                        });
+  p << '>';
+}

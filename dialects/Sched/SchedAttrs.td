@@ -58,6 +58,29 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
   }];
 }
 
+def Sched_StageGraphAttr : Sched_Attr<"StageGraph", "stage_graph"> {
+  let summary = "a DAG of stages (several encoder legs, skip connections)";
+  let description = [{
+    Edges `src -> dst` between stages: the forward of `dst` consumes the
+    outputs of the forwards of all its sources (in the order listed), and
+    the backward of `src` consumes the gradients of all its destinations.
+    A stage without destinations computes a loss. Edges go from a lower to
+    a higher stage index, so stage order is a topological order. Without a
+    stage graph a step is the chain `0 -> 1 -> ... -> S-1`.
+
+    ```mlir
+    // Two encoder legs (stages 0 and 1) feeding a decoder (stage 2).
+    #sched.stage_graph<0 -> 2, 1 -> 2>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "edge sources">:$sources,
+    ArrayRefParameter<"int64_t", "edge destinations">:$targets
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Priority policies
 //===----------------------------------------------------------------------===//

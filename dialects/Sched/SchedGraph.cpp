@@ -19,23 +19,40 @@ void pipesched::sched::buildJobGraph(StepOp step) {
   for (int64_t i = 0, e = std::max(numStages, numMicrobatches); i < e; ++i)
     index.push_back(attrs.getI64IntegerAttr(i));
 
+  // Stage adjacency, computed once: edges go from lower to higher stages,
+  // so forwards in stage order and backwards in reverse are topological.
+  SmallVector<SmallVector<int64_t, 2>> preds(numStages), succs(numStages);
+  SmallVector<int64_t> scratch;
+  for (int64_t s = 0; s < numStages; ++s) {
+    step.getStagePreds(s, scratch);
+    preds[s].assign(scratch.begin(), scratch.end());
+    step.getStageSuccs(s, scratch);
+    succs[s].assign(scratch.begin(), scratch.end());
+  }
+
   auto builder = OpBuilder::atBlockEnd(&step.getOrCreateBody());
-  SmallVector<Value> activation(numStages);
+  SmallVector<Value> output(numStages), grad(numStages);
+  SmallVector<Value, 4> inputs, grads;
   for (int64_t b = 0; b < numMicrobatches; ++b) {
-    Value input;
     for (int64_t s = 0; s < numStages; ++s) {
-      activation[s] = input;
-      input = ForwardOp::create(builder, loc, index[s], index[b],
-                                input ? ValueRange(input) : ValueRange());
+      inputs.clear();
+      for (int64_t p : preds[s])
+        inputs.push_back(output[p]);
+      output[s] = ForwardOp::create(builder, loc, index[s], index[b], inputs);
     }
-    Value grad = input;
     for (int64_t s = numStages - 1; s >= 0; --s) {
-      Value act = activation[s];
-      grad = BackwardOp::create(builder, loc, index[s], index[b],
-                                ValueRange(grad),
-                                act ? ValueRange(act) : ValueRange());
+      grads.clear();
+      if (succs[s].empty())
+        grads.push_back(output[s]);
+      for (int64_t t : succs[s])
+        grads.push_back(grad[t]);
+      inputs.clear();
+      for (int64_t p : preds[s])
+        inputs.push_back(output[p]);
+      grad[s] = BackwardOp::create(builder, loc, index[s], index[b], grads,
+                                   inputs);
       if (split)
-        BackwardWeightOp::create(builder, loc, index[s], index[b], grad);
+        BackwardWeightOp::create(builder, loc, index[s], index[b], grad[s]);
     }
   }
 }

@@ -45,6 +45,28 @@ CostAttr StepOp::getCostOrDefault() {
   return CostAttr::getDefault(getContext());
 }
 
+void StepOp::getStagePreds(int64_t s, SmallVectorImpl<int64_t> &preds) {
+  preds.clear();
+  if (StageGraphAttr graph = getStageGraphAttr()) {
+    for (auto [src, dst] : llvm::zip(graph.getSources(), graph.getTargets()))
+      if (dst == s)
+        preds.push_back(src);
+  } else if (s > 0) {
+    preds.push_back(s - 1);
+  }
+}
+
+void StepOp::getStageSuccs(int64_t s, SmallVectorImpl<int64_t> &succs) {
+  succs.clear();
+  if (StageGraphAttr graph = getStageGraphAttr()) {
+    for (auto [src, dst] : llvm::zip(graph.getSources(), graph.getTargets()))
+      if (src == s)
+        succs.push_back(dst);
+  } else if (s + 1 < getStages()) {
+    succs.push_back(s + 1);
+  }
+}
+
 Block &StepOp::getOrCreateBody() {
   if (getBody().empty())
     getBody().push_back(new Block());
@@ -101,6 +123,11 @@ LogicalResult StepOp::verifyRegions() {
     return emitOpError("stages * microbatches is too large");
 
   auto emitError = [&] { return emitOpError(); };
+  if (StageGraphAttr graph = getStageGraphAttr())
+    for (int64_t dst : graph.getTargets())
+      if (dst >= numStages)
+        return emitOpError() << "stage graph names stage " << dst
+                             << ", outside [0, " << numStages << ")";
   if (auto strategy = getStrategyAttr())
     if (failed(strategy.verifyShape(numStages, numMicrobatches, getWorkers(),
                                     emitError)))
@@ -202,21 +229,35 @@ static LogicalResult verifyJobCommon(JobOpInterface job) {
   return success();
 }
 
-/// Checks that `operands` is either empty (allowed in a partial step) or
-/// exactly the output of job (s, b, d).
-static LogicalResult verifyEdge(JobOpInterface job, ValueRange operands,
-                                StringRef role, int64_t s, int64_t b,
-                                Direction d) {
+/// Checks that `operands` are exactly the outputs of the jobs
+/// (stages[i], b, d), in order, or empty in a partial step.
+static LogicalResult verifyEdges(JobOpInterface job, ValueRange operands,
+                                 StringRef role, ArrayRef<int64_t> stages,
+                                 int64_t b, Direction d) {
   bool partial = job->getParentOfType<StepOp>().getPartial();
-  if (operands.empty() && partial)
+  if (operands.empty() && (partial || stages.empty()))
     return success();
-  if (operands.size() != 1)
+  auto expected = [&] {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::interleaveComma(stages, os,
+                          [&](int64_t s) { os << describeJobAt(s, b, d); });
+    return text;
+  };
+  if (stages.empty())
     return job->emitOpError()
-           << describeJob(job) << " expects one " << role << " from "
-           << describeJobAt(s, b, d) << ", got " << operands.size();
-  auto producer = operands.front().getDefiningOp<JobOpInterface>();
-  if (!producer || producer.getStageIndex() != s ||
-      producer.getMicrobatchIndex() != b || producer.getDirection() != d) {
+           << describeJob(job) << " takes no " << role << " (no stage feeds stage "
+           << job.getStageIndex() << "), got " << operands.size();
+  if (operands.size() != stages.size())
+    return job->emitOpError()
+           << describeJob(job) << " expects " << stages.size() << " " << role
+           << (stages.size() == 1 ? "" : "s") << " from " << expected()
+           << ", got " << operands.size();
+  for (auto [operand, s] : llvm::zip(operands, stages)) {
+    auto producer = operand.getDefiningOp<JobOpInterface>();
+    if (producer && producer.getStageIndex() == s &&
+        producer.getMicrobatchIndex() == b && producer.getDirection() == d)
+      continue;
     InFlightDiagnostic diag = job->emitOpError()
                               << describeJob(job) << " expects its " << role
                               << " from " << describeJobAt(s, b, d) << ", got ";
@@ -229,24 +270,16 @@ static LogicalResult verifyEdge(JobOpInterface job, ValueRange operands,
   return success();
 }
 
-static LogicalResult expectNone(JobOpInterface job, ValueRange operands,
-                                StringRef what) {
-  if (operands.empty())
-    return success();
-  return job->emitOpError() << describeJob(job) << " takes no " << what;
-}
-
 Direction ForwardOp::getDirection() { return Direction::Forward; }
 
 LogicalResult ForwardOp::verify() {
   auto job = cast<JobOpInterface>(getOperation());
   if (failed(verifyJobCommon(job)))
     return failure();
-  int64_t s = getStage(), b = getMicrobatch();
-  if (s == 0)
-    return expectNone(job, getInputs(), "input at stage 0");
-  return verifyEdge(job, getInputs(), "activation", s - 1, b,
-                    Direction::Forward);
+  SmallVector<int64_t> preds;
+  getOperation()->getParentOfType<StepOp>().getStagePreds(getStage(), preds);
+  return verifyEdges(job, getInputs(), "activation", preds, getMicrobatch(),
+                     Direction::Forward);
 }
 
 Direction BackwardOp::getDirection() { return Direction::Backward; }
@@ -256,18 +289,21 @@ LogicalResult BackwardOp::verify() {
   if (failed(verifyJobCommon(job)))
     return failure();
   int64_t s = getStage(), b = getMicrobatch();
-  int64_t lastStage = getOperation()->getParentOfType<StepOp>().getStages() - 1;
+  auto step = getOperation()->getParentOfType<StepOp>();
+  // A stage that feeds no other computes the loss from its own output.
+  SmallVector<int64_t> stages;
+  step.getStageSuccs(s, stages);
   LogicalResult grads =
-      s == lastStage
-          ? verifyEdge(job, getGrads(), "gradient", s, b, Direction::Forward)
-          : verifyEdge(job, getGrads(), "gradient", s + 1, b,
-                       Direction::Backward);
+      stages.empty()
+          ? verifyEdges(job, getGrads(), "gradient", {s}, b,
+                        Direction::Forward)
+          : verifyEdges(job, getGrads(), "gradient", stages, b,
+                        Direction::Backward);
   if (failed(grads))
     return failure();
-  if (s == 0)
-    return expectNone(job, getActs(), "activation at stage 0");
-  return verifyEdge(job, getActs(), "activation", s - 1, b,
-                    Direction::Forward);
+  step.getStagePreds(s, stages);
+  return verifyEdges(job, getActs(), "activation", stages, b,
+                     Direction::Forward);
 }
 
 Direction BackwardWeightOp::getDirection() { return Direction::BackwardWeight; }
@@ -282,6 +318,6 @@ LogicalResult BackwardWeightOp::verify() {
                          << " needs a split backward: give the step's cost a "
                             "'bwd_w' duration";
   Value input = getInput();
-  return verifyEdge(job, input ? ValueRange(input) : ValueRange(), "input",
-                    getStage(), getMicrobatch(), Direction::Backward);
+  return verifyEdges(job, input ? ValueRange(input) : ValueRange(), "input",
+                     {getStage()}, getMicrobatch(), Direction::Backward);
 }

@@ -47,6 +47,7 @@ def Sched_StepOp : Sched_Op<"step", [
     PositiveI64Attr:$stages,
     PositiveI64Attr:$microbatches,
     PositiveI64Attr:$workers,
+    OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
     OptionalAttr<Sched_StrategyAttrInterface>:$strategy,
     OptionalAttr<AffineMapAttr>:$compute_map,
     OptionalAttr<AffineMapAttr>:$weights_map,
@@ -57,14 +58,27 @@ def Sched_StepOp : Sched_Op<"step", [
   let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
-    `workers` `=` $workers (`strategy` $strategy^)?
+    `workers` `=` $workers (`graph` $stage_graph^)? (`strategy` $strategy^)?
     (`compute` $compute_map^)? (`weights` $weights_map^)?
     (`priority` $priority^)? (`cost` $cost^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
-  let skipDefaultBuilders = 0;
+  let builders = [
+    // A spec with a cost model and nothing else (importers add the jobs).
+    OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
+                   "int64_t":$workers, "CostAttr":$cost), [{
+      build($_builder, $_state, $_builder.getI64IntegerAttr(stages),
+            $_builder.getI64IntegerAttr(microbatches),
+            $_builder.getI64IntegerAttr(workers), {}, {}, {}, {}, {}, cost,
+            {});
+    }]>
+  ];
   let extraClassDeclaration = [{
+    /// The stages whose forwards feed stage `s` (the chain: `s - 1`).
+    void getStagePreds(int64_t s, ::llvm::SmallVectorImpl<int64_t> &preds);
+    /// The stages that stage `s` feeds (the chain: `s + 1`).
+    void getStageSuccs(int64_t s, ::llvm::SmallVectorImpl<int64_t> &succs);
     /// Number of jobs per (stage, microbatch): 2, or 3 with a split backward.
     int64_t getJobsPerPair() { return getCostOrDefault().isSplitBackward() ? 3 : 2; }
     /// The cost model, or the default one when the step has none.

@@ -68,10 +68,10 @@ std::optional<SimulationResult> validateEdges(const JobGraph &graph) {
   if (numJobs == 0 && graph.predBegin.empty() && graph.preds.empty())
     return std::nullopt;
   if (graph.predBegin.size() != numJobs + 1)
-    return failure("invalid job graph: predBegin has " +
-                   std::to_string(graph.predBegin.size()) +
-                   " entries, expected jobs + 1 = " +
-                   std::to_string(numJobs + 1));
+    return failure(
+        "invalid job graph: predBegin has " +
+        std::to_string(graph.predBegin.size()) +
+        " entries, expected jobs + 1 = " + std::to_string(numJobs + 1));
   if (graph.predBegin.front() != 0 ||
       graph.predBegin.back() != graph.preds.size())
     return failure("invalid job graph: predBegin must start at 0 and end at "
@@ -80,19 +80,33 @@ std::optional<SimulationResult> validateEdges(const JobGraph &graph) {
   // Monotone first: then every range lies inside `preds`.
   for (uint32_t j = 0; j < numJobs; ++j)
     if (graph.predBegin[j] > graph.predBegin[j + 1])
-      return failure("invalid job graph: predBegin decreases at " +
-                         jobName(j),
+      return failure("invalid job graph: predBegin decreases at " + jobName(j),
                      {j});
   for (uint32_t j = 0; j < numJobs; ++j) {
     for (uint32_t e = graph.predBegin[j]; e < graph.predBegin[j + 1]; ++e)
       if (graph.preds[e] >= numJobs)
-        return failure("invalid job graph: " + jobName(j) +
-                           " has predecessor " + std::to_string(graph.preds[e]) +
-                           ", out of range [0, " + std::to_string(numJobs) +
-                           ")",
-                       {j});
+        return failure(
+            "invalid job graph: " + jobName(j) + " has predecessor " +
+                std::to_string(graph.preds[e]) + ", out of range [0, " +
+                std::to_string(numJobs) + ")",
+            {j});
   }
   return std::nullopt;
+}
+
+/// What is wrong with one job's own fields, or an empty string.
+std::string jobFieldError(const Job &job, int32_t numWorkers, int64_t numJobs) {
+  if (job.worker < 0 || job.worker >= numWorkers)
+    return " has worker " + std::to_string(job.worker) + ", out of range [0, " +
+           std::to_string(numWorkers) + ")";
+  if (job.duration < 0)
+    return " has negative duration " + std::to_string(job.duration);
+  if (job.acquire < 0 || job.acquireBytes < 0)
+    return " acquires a negative amount of memory";
+  if (job.releases < -1 || job.releases >= numJobs)
+    return " releases " + std::to_string(job.releases) +
+           ", neither -1 nor a job index";
+  return {};
 }
 
 /// Checks each job's own fields and that no job's memory is released twice.
@@ -101,29 +115,16 @@ std::optional<SimulationResult> validateJobs(const JobGraph &graph) {
   std::vector<int64_t> releasedBy(graph.jobs.size(), -1);
   for (uint32_t j = 0; j < graph.jobs.size(); ++j) {
     const Job &job = graph.jobs[j];
-    std::string prefix = "invalid job graph: " + jobName(j);
-    if (job.worker < 0 || job.worker >= graph.numWorkers)
-      return failure(prefix + " has worker " + std::to_string(job.worker) +
-                         ", out of range [0, " +
-                         std::to_string(graph.numWorkers) + ")",
-                     {j});
-    if (job.duration < 0)
-      return failure(prefix + " has negative duration " +
-                         std::to_string(job.duration),
-                     {j});
-    if (job.acquire < 0 || job.acquireBytes < 0)
-      return failure(prefix + " acquires a negative amount of memory", {j});
-    if (job.releases < -1 || job.releases >= numJobs)
-      return failure(prefix + " releases " + std::to_string(job.releases) +
-                         ", neither -1 nor a job index",
-                     {j});
+    std::string problem = jobFieldError(job, graph.numWorkers, numJobs);
+    if (!problem.empty())
+      return failure("invalid job graph: " + jobName(j) + problem, {j});
     if (job.releases < 0)
       continue;
     int64_t &other = releasedBy[job.releases];
     if (other >= 0)
-      return failure(prefix + " and " + jobName(static_cast<uint32_t>(other)) +
-                         " both release the memory of " +
-                         jobName(job.releases),
+      return failure("invalid job graph: " + jobName(j) + " and " +
+                         jobName(static_cast<uint32_t>(other)) +
+                         " both release the memory of " + jobName(job.releases),
                      {static_cast<uint32_t>(other), j});
     other = j;
   }
@@ -171,23 +172,25 @@ std::optional<SimulationResult> validateOrder(const JobGraph &graph) {
   if (graph.order.empty())
     return std::nullopt;
   if (graph.order.size() != static_cast<size_t>(graph.numWorkers))
-    return failure("invalid order: " + std::to_string(graph.order.size()) +
-                   " lists, expected numWorkers = " +
-                   std::to_string(graph.numWorkers));
+    return failure(
+        "invalid order: " + std::to_string(graph.order.size()) +
+        " lists, expected numWorkers = " + std::to_string(graph.numWorkers));
   std::vector<char> seen(graph.jobs.size(), 0);
   size_t listed = 0;
   for (size_t w = 0; w < graph.order.size(); ++w) {
+    auto fail = [&](const std::string &what, std::vector<uint32_t> jobs) {
+      return failure("invalid order: " + workerName(w) + " lists " + what,
+                     std::move(jobs));
+    };
     for (uint32_t j : graph.order[w]) {
-      std::string where = "invalid order: " + workerName(w) + " lists ";
       if (j >= graph.jobs.size())
-        return failure(where + "job index " + std::to_string(j) +
-                       ", out of range");
+        return fail("job index " + std::to_string(j) + ", out of range", {});
       if (seen[j])
-        return failure(where + jobName(j) + ", which is already listed", {j});
+        return fail(jobName(j) + ", which is already listed", {j});
       if (static_cast<size_t>(graph.jobs[j].worker) != w)
-        return failure(where + jobName(j) + ", which runs on " +
-                           workerName(graph.jobs[j].worker),
-                       {j});
+        return fail(jobName(j) + ", which runs on " +
+                        workerName(graph.jobs[j].worker),
+                    {j});
       seen[j] = 1;
       ++listed;
     }
@@ -582,7 +585,8 @@ void Simulator::startJob(uint32_t job, int64_t now) {
     live_[worker] += info.acquire;
     liveBytes_[worker] += info.acquireBytes;
     peakLive_[worker] = std::max(peakLive_[worker], live_[worker]);
-    peakLiveBytes_[worker] = std::max(peakLiveBytes_[worker], liveBytes_[worker]);
+    peakLiveBytes_[worker] =
+        std::max(peakLiveBytes_[worker], liveBytes_[worker]);
   }
   events_.push(Event{end_[job], job, /*arrival=*/false});
 }

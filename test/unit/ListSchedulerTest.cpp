@@ -131,8 +131,7 @@ TEST(ListScheduler, FutureArrivalDoesNotBlockOtherReadyJobs) {
   SimulationResult result = simulate(graph, {/*transferTime=*/3, {}});
   ASSERT_SCHEDULED(result);
   EXPECT_EQ(result.timeline->start, (std::vector<int64_t>{0, 4, 0, 5}));
-  EXPECT_EQ(result.timeline->workerOrder[1],
-            (std::vector<uint32_t>{2, 1, 3}));
+  EXPECT_EQ(result.timeline->workerOrder[1], (std::vector<uint32_t>{2, 1, 3}));
 }
 
 TEST(ListScheduler, PriorityThenIndexBreaksTies) {
@@ -309,7 +308,7 @@ SimulationOptions oneFOneBCaps(int S) {
 }
 
 const std::vector<std::pair<int, int>> kPipelineShapes = {
-    {1, 1}, {1, 4}, {2, 1}, {2, 5}, {3, 1}, {4, 2},
+    {1, 1}, {1, 4}, {2, 1}, {2, 5},  {3, 1}, {4, 2},
     {4, 4}, {4, 9}, {8, 3}, {8, 16}, {5, 12}};
 
 TEST(ListSchedulerPipeline, GPipeMakespan) {
@@ -390,11 +389,11 @@ TEST(ListSchedulerErrors, CapBelowAcquire) {
 
 TEST(ListSchedulerErrors, CapDeadlock) {
   JobGraph graph = makeGraph(2);
-  graph.addJob(makeJob(0, 1, 0, /*acquire=*/1), {});      // 0: F0
-  graph.addJob(makeJob(0, 1, 1, /*acquire=*/1), {});      // 1: F1, blocked
-  graph.addJob(makeJob(0, 1, 2, 0, /*releases=*/1), {1}); // 2: B1
+  graph.addJob(makeJob(0, 1, 0, /*acquire=*/1), {});         // 0: F0
+  graph.addJob(makeJob(0, 1, 1, /*acquire=*/1), {});         // 1: F1, blocked
+  graph.addJob(makeJob(0, 1, 2, 0, /*releases=*/1), {1});    // 2: B1
   graph.addJob(makeJob(0, 1, 3, 0, /*releases=*/0), {0, 2}); // 3: B0
-  graph.addJob(makeJob(1, 1), {3});                       // 4
+  graph.addJob(makeJob(1, 1), {3});                          // 4
   SimulationResult result = simulate(graph, {0, {1, -1}});
   expectError(result,
               {"worker 0 waits for job 1, blocked by its memory cap (live 1 + "
@@ -409,7 +408,8 @@ TEST(ListSchedulerErrors, ExplicitOrderBackwardBeforeForward) {
   graph.addJob(makeJob(0, 2, 0, 0, /*releases=*/0), {0});
   graph.order = {{1, 0}};
   SimulationResult result = simulate(graph);
-  expectError(result, {"deadlock", "worker 0 waits for job 1, which needs job 0"});
+  expectError(result,
+              {"deadlock", "worker 0 waits for job 1, which needs job 0"});
   EXPECT_EQ(result.blockedJobs, (std::vector<uint32_t>{1}));
 }
 
@@ -496,24 +496,38 @@ TEST(ListSchedulerErrors, InvalidInputs) {
       {"negative transfer",
        [](JobGraph &, SimulationOptions &o) { o.transferTime = -1; },
        "transferTime"},
-      {"cap size",
-       [](JobGraph &, SimulationOptions &o) { o.memoryCap = {1}; },
+      {"cap size", [](JobGraph &, SimulationOptions &o) { o.memoryCap = {1}; },
        "memoryCap"},
       {"duration overflow",
        [](JobGraph &g, auto &) {
          g.jobs[0].duration = std::numeric_limits<int64_t>::max();
        },
        "overflow"},
-      {"order list count", [](JobGraph &g, auto &) { g.order = {{0, 1}}; },
+      {"order list count",
+       [](JobGraph &g, auto &) {
+         g.order = {{0, 1}};
+       },
        "lists"},
       {"order wrong worker",
-       [](JobGraph &g, auto &) { g.order = {{0, 1}, {}}; }, "runs on worker 1"},
+       [](JobGraph &g, auto &) {
+         g.order = {{0, 1}, {}};
+       },
+       "runs on worker 1"},
       {"order duplicate",
-       [](JobGraph &g, auto &) { g.order = {{0, 0}, {1}}; }, "already listed"},
-      {"order missing job", [](JobGraph &g, auto &) { g.order = {{0}, {}}; },
+       [](JobGraph &g, auto &) {
+         g.order = {{0, 0}, {1}};
+       },
+       "already listed"},
+      {"order missing job",
+       [](JobGraph &g, auto &) {
+         g.order = {{0}, {}};
+       },
        "job 1 is on no worker's list"},
       {"order index out of range",
-       [](JobGraph &g, auto &) { g.order = {{0}, {7}}; }, "out of range"},
+       [](JobGraph &g, auto &) {
+         g.order = {{0}, {7}};
+       },
+       "out of range"},
   };
   {
     JobGraph graph = base();
@@ -780,7 +794,8 @@ RandomStats compareWithReference(RandomMode mode, uint32_t seed, int count) {
     ++stats.scheduled;
     if (!rc.options.memoryCap.empty()) {
       SimulationResult uncapped = simulate(rc.graph);
-      stats.capBound += uncapped.timeline && uncapped.timeline->start != ref.start;
+      stats.capBound +=
+          uncapped.timeline && uncapped.timeline->start != ref.start;
     }
     const Timeline &t = *result.timeline;
     EXPECT_EQ(t.start, ref.start);

@@ -194,12 +194,8 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
   builder.setInsertionPointToEnd(module->getBody());
   CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0)
                         : CostAttr::getDefault(ctx);
-  auto step = StepOp::create(
-      builder, fileLoc, builder.getI64IntegerAttr(numStages),
-      builder.getI64IntegerAttr(numMicrobatches),
-      builder.getI64IntegerAttr(numRanks), StrategyAttrInterface(),
-      AffineMapAttr(), AffineMapAttr(), PriorityPolicyAttr(), cost,
-      UnitAttr());
+  auto step = StepOp::create(builder, fileLoc, numStages, numMicrobatches,
+                             numRanks, cost);
   buildJobGraph(step);
 
   for (Operation &op : step.getBody().front()) {

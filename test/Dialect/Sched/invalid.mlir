@@ -150,7 +150,7 @@ sched.step stages = 1, microbatches = 1, workers = 1 {
 // Tests that the forward of stage 0 has no input.
 sched.step stages = 2, microbatches = 1, workers = 1 partial {
   %0 = sched.forward(1, 0)
-  // expected-error @below {{'sched.forward' op forward (s=0, b=0) takes no input at stage 0}}
+  // expected-error @below {{'sched.forward' op forward (s=0, b=0) takes no activation (no stage feeds stage 0), got 1}}
   %1 = sched.forward(0, 0) from %0
 }
 
@@ -187,7 +187,7 @@ sched.step stages = 2, microbatches = 1, workers = 1 partial {
 // Tests that a forward takes exactly one activation.
 sched.step stages = 2, microbatches = 1, workers = 1 partial {
   %0 = sched.forward(0, 0)
-  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects one activation from forward (s=0, b=0), got 2}}
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects 1 activation from forward (s=0, b=0), got 2}}
   %1 = sched.forward(1, 0) from %0, %0
 }
 
@@ -196,7 +196,7 @@ sched.step stages = 2, microbatches = 1, workers = 1 partial {
 // Tests that a complete graph has no missing edge.
 sched.step stages = 2, microbatches = 1, workers = 1 {
   %0 = sched.forward(0, 0)
-  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects one activation from forward (s=0, b=0), got 0}}
+  // expected-error @below {{'sched.forward' op forward (s=1, b=0) expects 1 activation from forward (s=0, b=0), got 0}}
   %1 = sched.forward(1, 0)
   %2 = sched.backward(1, 0) grad %1 act %0
   %3 = sched.backward(0, 0) grad %2
@@ -248,7 +248,7 @@ sched.step stages = 3, microbatches = 1, workers = 1 partial {
 // Tests that the backward of stage 0 reads no activation.
 sched.step stages = 1, microbatches = 1, workers = 1 {
   %0 = sched.forward(0, 0)
-  // expected-error @below {{'sched.backward' op backward (s=0, b=0) takes no activation at stage 0}}
+  // expected-error @below {{'sched.backward' op backward (s=0, b=0) takes no activation (no stage feeds stage 0), got 1}}
   %1 = sched.backward(0, 0) grad %0 act %0
 }
 
