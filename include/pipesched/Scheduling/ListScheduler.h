@@ -64,9 +64,8 @@ struct JobGraph {
   /// worker w runs, first to last. Empty = scheduled by priority.
   std::vector<std::vector<uint32_t>> order;
 
-  /// Appends a job whose predecessors are `jobPreds` (all < its index is
-  /// not required). Returns its index. Call `finish()`-free: predBegin is
-  /// maintained incrementally.
+  /// Appends a job whose predecessors are `jobPreds` (any indices; they need
+  /// not precede it) and returns its index. predBegin is kept up to date.
   uint32_t addJob(const Job &job, const std::vector<uint32_t> &jobPreds);
 };
 
