@@ -17,6 +17,14 @@ def Sched_Direction : I32EnumAttr<"Direction", "direction of a job", [
 }
 def Sched_DirectionAttr : EnumAttr<Sched_Dialect, Sched_Direction, "direction">;
 
+def Sched_TensorKind : I32EnumAttr<"TensorKind",
+    "what a point-to-point transfer carries", [
+    I32EnumAttrCase<"Activation", 0, "act">,
+    I32EnumAttrCase<"Gradient", 1, "grad">
+  ]> {
+  let cppNamespace = "::pipesched::sched";
+}
+
 class Sched_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Sched_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

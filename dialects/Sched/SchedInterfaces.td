@@ -49,4 +49,25 @@ def Sched_JobOpInterface : OpInterface<"JobOpInterface"> {
   ];
 }
 
+def Sched_ProgramOpInterface : OpInterface<"ProgramOpInterface"> {
+  let cppNamespace = "::pipesched::sched";
+  let description = [{
+    An op that becomes part of one worker's program: a job, a transfer, a
+    reduction or an optimizer step. Before `--sched-split-ranks` it lives in
+    the step and says where it runs (`on`) and at which position of that
+    worker's program (`order`); communication ops posted together share a
+    `group` id.
+  }];
+  let methods = [
+    InterfaceMethod<"The worker whose program holds the op, if placed.",
+      "std::optional<int64_t>", "getProgramWorker", (ins)>,
+    InterfaceMethod<"The op's position in its worker's program, if ordered.",
+      "std::optional<int64_t>", "getProgramOrder", (ins),
+      [{}], [{ return $_op.getOrder(); }]>,
+    InterfaceMethod<"Sets the op's position in its worker's program.", "void",
+      "setProgramOrder", (ins "::mlir::IntegerAttr":$position),
+      [{}], [{ $_op.setOrderAttr(position); }]>,
+  ];
+}
+
 #endif // PIPESCHED_SCHED_INTERFACES_TD

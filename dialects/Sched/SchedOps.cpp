@@ -67,6 +67,12 @@ void StepOp::getStageSuccs(int64_t s, SmallVectorImpl<int64_t> &succs) {
   }
 }
 
+bool StepOp::isJobGraph() {
+  return !isSpec() && llvm::all_of(getBody().front(), [](Operation &op) {
+    return isa<JobOpInterface>(op);
+  });
+}
+
 Block &StepOp::getOrCreateBody() {
   if (getBody().empty())
     getBody().push_back(new Block());
@@ -82,36 +88,64 @@ static int64_t jobIndex(int64_t numMicrobatches, int64_t perPair, int64_t s,
 
 /// Checks an ordered job against the other jobs of its worker: one job per
 /// position, and a job after every input made on the same worker.
+/// A readable name of any program op: the job, or the op's name.
+static std::string describeOp(Operation *op) {
+  if (auto job = dyn_cast<JobOpInterface>(op))
+    return describeJob(job);
+  return ("'" + op->getName().getStringRef() + "'").str();
+}
+
+/// Checks an ordered op of a step against the other ops of its worker: one
+/// op per position, and an op after every input made on the same worker.
 static LogicalResult verifyWorkerOrder(
-    JobOpInterface job,
+    ProgramOpInterface op,
     llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> &slots) {
-  std::optional<int64_t> worker = job.getComputeWorker(),
-                         order = job.getOrderIndex();
+  std::optional<int64_t> worker = op.getProgramWorker(),
+                         order = op.getProgramOrder();
   if (!worker || !order)
     return success();
-  auto [it, inserted] = slots.try_emplace({*worker, *order}, job);
+  auto [it, inserted] = slots.try_emplace({*worker, *order}, op);
   if (!inserted) {
     InFlightDiagnostic diag =
-        job->emitOpError() << describeJob(job) << " and "
-                           << describeJob(cast<JobOpInterface>(it->second))
-                           << " both take position " << *order
-                           << " on worker " << *worker;
-    diag.attachNote(it->second->getLoc()) << "the other job is here";
+        op->emitOpError() << describeOp(op) << " and "
+                          << describeOp(it->second) << " both take position "
+                          << *order << " on worker " << *worker;
+    diag.attachNote(it->second->getLoc()) << "the other op is here";
     return diag;
   }
-  for (Value operand : job->getOperands()) {
-    auto producer = operand.getDefiningOp<JobOpInterface>();
-    if (!producer || producer.getComputeWorker() != worker ||
-        !producer.getOrderIndex() || *producer.getOrderIndex() < *order)
+  for (Value operand : op->getOperands()) {
+    auto producer = operand.getDefiningOp<ProgramOpInterface>();
+    if (!producer || producer.getProgramWorker() != worker ||
+        !producer.getProgramOrder() || *producer.getProgramOrder() < *order)
       continue;
     InFlightDiagnostic diag =
-        job->emitOpError() << describeJob(job) << " runs at position "
-                           << *order << " on worker " << *worker
-                           << ", not after its input " << describeJob(producer)
-                           << " at position " << *producer.getOrderIndex();
+        op->emitOpError() << describeOp(op) << " runs at position " << *order
+                          << " on worker " << *worker
+                          << ", not after its input " << describeOp(producer)
+                          << " at position " << *producer.getProgramOrder();
     diag.attachNote(producer->getLoc()) << "the input is made here";
     return diag;
   }
+  return success();
+}
+
+/// Checks a lowered step: one `sched.rank` per worker, in order.
+static LogicalResult verifyRanks(StepOp step) {
+  int64_t expected = 0;
+  for (Operation &op : step.getBody().front()) {
+    auto rank = dyn_cast<RankOp>(op);
+    if (!rank)
+      return op.emitOpError(
+          "cannot sit beside rank programs in a lowered step");
+    if (rank.getRank() != expected)
+      return rank.emitOpError()
+             << "is rank " << rank.getRank() << ", expected rank " << expected
+             << " (one rank per worker, in order)";
+    ++expected;
+  }
+  if (expected != step.getWorkers())
+    return step.emitOpError() << "has " << expected << " rank programs for "
+                              << step.getWorkers() << " workers";
   return success();
 }
 
@@ -151,19 +185,34 @@ LogicalResult StepOp::verifyRegions() {
   if (isSpec())
     return success();
 
-  // Position of every job in the block, by dense job index. Job verifiers
-  // have already checked ranges and edges; this checks the graph as a whole.
+  bool lowered = isa<RankOp>(getBody().front().front());
+  if (lowered && failed(verifyRanks(*this)))
+    return failure();
+
+  // Position of every job, by dense job index (in a lowered step, across
+  // all rank programs). Job verifiers have already checked ranges and edges;
+  // this checks the graph as a whole.
   llvm::DenseMap<int64_t, std::pair<unsigned, Operation *>> position;
   position.reserve(getBody().front().getOperations().size());
-  // (worker, position) of every ordered job: a worker runs one job per slot.
+  // (worker, position) of every ordered op: a worker runs one op per slot.
   llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> slots;
   unsigned index = 0;
-  for (Operation &op : getBody().front()) {
+  SmallVector<Operation *> ops;
+  if (lowered)
+    walk([&](JobOpInterface job) { ops.push_back(job); });
+  else
+    for (Operation &op : getBody().front())
+      ops.push_back(&op);
+  for (Operation *opPtr : ops) {
+    Operation &op = *opPtr;
+    auto program = dyn_cast<ProgramOpInterface>(op);
+    if (!program)
+      return op.emitOpError("is not a job and cannot appear in a step");
+    if (!lowered && failed(verifyWorkerOrder(program, slots)))
+      return failure();
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
-      return op.emitOpError("is not a job and cannot appear in a step");
-    if (failed(verifyWorkerOrder(job, slots)))
-      return failure();
+      continue;
     int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
                            job.getMicrobatchIndex(), job.getDirection());
     auto [it, inserted] = position.try_emplace(key, index++, &op);
@@ -177,7 +226,7 @@ LogicalResult StepOp::verifyRegions() {
 
   for (auto &[key, entry] : position) {
     auto job = cast<JobOpInterface>(entry.second);
-    if (job.getDirection() != Direction::Backward)
+    if (lowered || job.getDirection() != Direction::Backward)
       continue;
     auto fwd = position.find(key - 1);
     if (fwd != position.end() && fwd->second.first > entry.first) {
@@ -234,6 +283,10 @@ static LogicalResult verifyJobCommon(JobOpInterface job) {
 static LogicalResult verifyEdges(JobOpInterface job, ValueRange operands,
                                  StringRef role, ArrayRef<int64_t> stages,
                                  int64_t b, Direction d) {
+  // In a rank program the producers live on other ranks: the deadlock
+  // verifier and the step's job count check the program instead.
+  if (!isa<StepOp>(job->getParentOp()))
+    return success();
   bool partial = job->getParentOfType<StepOp>().getPartial();
   if (operands.empty() && (partial || stages.empty()))
     return success();
@@ -254,7 +307,12 @@ static LogicalResult verifyEdges(JobOpInterface job, ValueRange operands,
            << (stages.size() == 1 ? "" : "s") << " from " << expected()
            << ", got " << operands.size();
   for (auto [operand, s] : llvm::zip(operands, stages)) {
-    auto producer = operand.getDefiningOp<JobOpInterface>();
+    // A received tensor stands for the value that was sent.
+    Value value = operand;
+    if (auto recv = value.getDefiningOp<RecvOp>())
+      value = recv.getSource();
+    auto producer = value ? value.getDefiningOp<JobOpInterface>()
+                          : JobOpInterface();
     if (producer && producer.getStageIndex() == s &&
         producer.getMicrobatchIndex() == b && producer.getDirection() == d)
       continue;
@@ -320,4 +378,154 @@ LogicalResult BackwardWeightOp::verify() {
   Value input = getInput();
   return verifyEdges(job, input ? ValueRange(input) : ValueRange(), "input",
                      {getStage()}, getMicrobatch(), Direction::Backward);
+}
+
+//===----------------------------------------------------------------------===//
+// Program ops
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> ForwardOp::getProgramWorker() { return getCompute(); }
+std::optional<int64_t> BackwardOp::getProgramWorker() { return getCompute(); }
+std::optional<int64_t> BackwardWeightOp::getProgramWorker() {
+  return getCompute();
+}
+
+/// The worker whose program holds `op`: its `on` in a step, its rank in a
+/// rank program.
+static std::optional<int64_t> programWorkerOf(Operation *op,
+                                              std::optional<int64_t> on) {
+  if (auto rank = op->getParentOfType<RankOp>())
+    return rank.getRank();
+  return on;
+}
+
+/// Checks what every non-job program op shares: placement only in a step,
+/// and workers named by the op within [0, W).
+static LogicalResult verifyProgramOp(Operation *op, std::optional<int64_t> on,
+                                     ArrayRef<std::pair<StringRef, int64_t>>
+                                         workers) {
+  auto step = op->getParentOfType<StepOp>();
+  int64_t numWorkers = step.getWorkers();
+  bool inRank = op->getParentOfType<RankOp>() != nullptr;
+  if (inRank && on)
+    return op->emitOpError("in a rank program runs on its rank: drop 'on'");
+  if (!inRank && !on)
+    return op->emitOpError("in a step needs a worker: add 'on N'");
+  if (on && *on >= numWorkers)
+    return op->emitOpError() << "runs on worker " << *on << ", outside [0, "
+                             << numWorkers << ")";
+  for (auto [role, worker] : workers)
+    if (worker >= numWorkers)
+      return op->emitOpError() << role << " " << worker << " is outside [0, "
+                               << numWorkers << ")";
+  return success();
+}
+
+/// Checks a point-to-point op: a peer other than itself.
+static LogicalResult verifyPointToPoint(Operation *op, int64_t stage,
+                                        std::optional<int64_t> on,
+                                        int64_t peer) {
+  if (failed(verifyProgramOp(op, on, {{"peer", peer}})))
+    return failure();
+  auto step = op->getParentOfType<StepOp>();
+  if (stage >= step.getStages())
+    return op->emitOpError() << "stage " << stage << " is out of range [0, "
+                             << step.getStages() << ")";
+  if (programWorkerOf(op, on) == peer)
+    return op->emitOpError() << "sends to or receives from its own worker "
+                             << peer;
+  return success();
+}
+
+static LogicalResult verifyMembers(Operation *op, std::optional<int64_t> on,
+                                   ArrayRef<int64_t> members) {
+  if (members.size() < 2)
+    return op->emitOpError("needs at least two members");
+  for (size_t i = 1; i < members.size(); ++i)
+    if (members[i] <= members[i - 1])
+      return op->emitOpError("members must be sorted and distinct");
+  std::optional<int64_t> self = programWorkerOf(op, on);
+  if (self && !llvm::is_contained(members, *self))
+    return op->emitOpError() << "runs on worker " << *self
+                             << ", which is not one of its members";
+  auto step = op->getParentOfType<StepOp>();
+  if (members.back() >= step.getWorkers())
+    return op->emitOpError() << "member " << members.back()
+                             << " is outside [0, " << step.getWorkers() << ")";
+  return success();
+}
+
+#define PROGRAM_WORKER(OP)                                                     \
+  std::optional<int64_t> OP::getProgramWorker() {                              \
+    return programWorkerOf(getOperation(), getWorker());                       \
+  }
+PROGRAM_WORKER(SendOp)
+PROGRAM_WORKER(RecvOp)
+PROGRAM_WORKER(SendWeightsOp)
+PROGRAM_WORKER(FetchWeightsOp)
+PROGRAM_WORKER(ReleaseWeightsOp)
+PROGRAM_WORKER(AllReduceGradOp)
+PROGRAM_WORKER(ReduceGradOp)
+PROGRAM_WORKER(OptimizerStepOp)
+#undef PROGRAM_WORKER
+
+LogicalResult SendOp::verify() {
+  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+}
+LogicalResult RecvOp::verify() {
+  bool inRank = getOperation()->getParentOfType<RankOp>() != nullptr;
+  if (getSource() && inRank)
+    return emitOpError("in a rank program cannot name its source: the value "
+                       "lives on another rank");
+  if (!getSource() && !inRank)
+    return emitOpError("in a step needs its source: the value sent");
+  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+}
+LogicalResult SendWeightsOp::verify() {
+  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+}
+LogicalResult FetchWeightsOp::verify() {
+  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+}
+LogicalResult ReleaseWeightsOp::verify() {
+  return verifyProgramOp(*this, getWorker(), {});
+}
+LogicalResult AllReduceGradOp::verify() {
+  if (failed(verifyProgramOp(*this, getWorker(), {})))
+    return failure();
+  return verifyMembers(*this, getWorker(), getMembers());
+}
+LogicalResult ReduceGradOp::verify() {
+  if (failed(verifyProgramOp(*this, getWorker(), {{"root", getRoot()}})) ||
+      failed(verifyMembers(*this, getWorker(), getMembers())))
+    return failure();
+  if (!llvm::is_contained(getMembers(), getRoot()))
+    return emitOpError() << "root " << getRoot() << " is not a member";
+  return success();
+}
+LogicalResult OptimizerStepOp::verify() {
+  return verifyProgramOp(*this, getWorker(), {});
+}
+
+LogicalResult GroupOp::verify() {
+  for (Operation &op : getBody().front().without_terminator())
+    if (!isa<SendOp, RecvOp, SendWeightsOp, FetchWeightsOp>(op))
+      return op.emitOpError("cannot be part of a communication group");
+  return success();
+}
+
+LogicalResult RankOp::verify() {
+  auto step = getOperation()->getParentOfType<StepOp>();
+  if (getRank() >= step.getWorkers())
+    return emitOpError() << "rank " << getRank() << " is outside [0, "
+                         << step.getWorkers() << ")";
+  ArrayRef<int64_t> owns = getOwns();
+  for (size_t i = 0; i < owns.size(); ++i) {
+    if (owns[i] >= step.getStages())
+      return emitOpError() << "owns stage " << owns[i] << ", outside [0, "
+                           << step.getStages() << ")";
+    if (i && owns[i] <= owns[i - 1])
+      return emitOpError("owned stages must be sorted and distinct");
+  }
+  return success();
 }

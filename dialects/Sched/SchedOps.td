@@ -85,6 +85,12 @@ def Sched_StepOp : Sched_Op<"step", [
     CostAttr getCostOrDefault();
     /// Whether the body is still a spec (no jobs yet).
     bool isSpec() { return getBody().empty() || getBody().front().empty(); }
+    /// Whether the step was split into rank programs.
+    bool isLowered() {
+      return !isSpec() && ::mlir::isa<RankOp>(getBody().front().front());
+    }
+    /// Whether the step holds only jobs (no communication inserted yet).
+    bool isJobGraph();
     /// The body block, created if the region is empty.
     ::mlir::Block &getOrCreateBody();
   }];
@@ -96,8 +102,10 @@ def Sched_StepOp : Sched_Op<"step", [
 
 class Sched_JobOp<string mnemonic, list<Trait> traits = []>
     : Sched_Op<mnemonic, !listconcat(traits, [
-        HasParent<"StepOp">,
-        DeclareOpInterfaceMethods<Sched_JobOpInterface>])> {
+        ParentOneOf<["StepOp", "RankOp"]>,
+        DeclareOpInterfaceMethods<Sched_JobOpInterface>,
+        DeclareOpInterfaceMethods<Sched_ProgramOpInterface,
+                                  ["getProgramWorker"]>])> {
   let hasVerifier = 1;
 }
 
@@ -216,5 +224,7 @@ def Sched_BackwardWeightOp : Sched_JobOp<"backward_weight"> {
     (`at` $start^ `to` $end)? attr-dict
   }];
 }
+
+include "Sched/SchedProgramOps.td"
 
 #endif // PIPESCHED_SCHED_OPS_TD

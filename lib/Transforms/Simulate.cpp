@@ -141,6 +141,12 @@ void SchedSimulate::runOnOperation() {
   StepOp step = getOperation();
   if (step.isSpec())
     return;
+  if (!step.isJobGraph()) {
+    step.emitOpError("can only be simulated before communication is "
+                     "inserted (run --sched-simulate before "
+                     "--sched-insert-comm)");
+    return signalPassFailure();
+  }
   sim::JobGraph graph;
   SmallVector<JobOpInterface> jobs;
   sim::SimulationOptions options;

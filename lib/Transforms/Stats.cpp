@@ -80,8 +80,13 @@ static FailureOr<StepStats> collect(StepOp step) {
     int64_t worker, weights, order, start, end;
   };
   SmallVector<Placed> jobs;
+  if (step.isLowered())
+    return step.emitOpError("is split into rank programs: run --sched-stats "
+                            "before --sched-split-ranks");
   for (Operation &op : step.getBody().front()) {
-    auto job = cast<JobOpInterface>(op);
+    auto job = dyn_cast<JobOpInterface>(op);
+    if (!job)
+      continue; // communication inserted by --sched-insert-comm
     std::optional<int64_t> worker = job.getComputeWorker(),
                            order = job.getOrderIndex(),
                            start = job.getStartTime(), end = job.getEndTime();

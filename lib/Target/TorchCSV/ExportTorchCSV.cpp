@@ -39,6 +39,9 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
   if (step.isSpec())
     return step.emitOpError("has no jobs to export: run --sched-expand, "
                             "--sched-place and --sched-simulate first");
+  if (step.isLowered())
+    return step.emitOpError("is split into rank programs: export it with "
+                            "--sched-to-program");
   bool split = step.getCostOrDefault().isSplitBackward();
 
   struct Entry {
@@ -48,7 +51,9 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
   };
   SmallVector<SmallVector<Entry>> rows(step.getWorkers());
   for (Operation &o : step.getBody().front()) {
-    auto job = cast<JobOpInterface>(o);
+    auto job = dyn_cast<JobOpInterface>(o);
+    if (!job)
+      continue; // communication: torch's compute-only form omits it
     std::optional<int64_t> worker = job.getComputeWorker(),
                            order = job.getOrderIndex();
     if (!worker || !order)

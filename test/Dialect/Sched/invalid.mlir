@@ -295,7 +295,7 @@ sched.step stages = 1, microbatches = 1, workers = 1 {
 
 // Tests that a worker runs one job per position.
 sched.step stages = 1, microbatches = 2, workers = 1 {
-  // expected-note @below {{the other job is here}}
+  // expected-note @below {{the other op is here}}
   %0 = sched.forward(0, 0) on 0 order 0
   %1 = sched.backward(0, 0) grad %0 on 0 order 1
   // expected-error @below {{'sched.forward' op forward (s=0, b=1) and forward (s=0, b=0) both take position 0 on worker 0}}

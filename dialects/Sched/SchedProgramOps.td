@@ -1,0 +1,208 @@
+//===- SchedProgramOps.td - communication and rank programs -*- tablegen -*-===//
+//
+// What --sched-insert-comm derives from the placement (transfers, weight
+// fetches, gradient reductions, optimizer steps) and what
+// --sched-split-ranks builds from it: one program per worker.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_SCHED_PROGRAM_OPS_TD
+#define PIPESCHED_SCHED_PROGRAM_OPS_TD
+
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// An op of a worker's program that is not a job. In a step it carries `on`
+/// (its worker), `order` (its position) and `group` (ops posted together);
+/// in a `sched.rank` none of them.
+class Sched_ProgramOp<string mnemonic, list<Trait> traits = []>
+    : Sched_Op<mnemonic, !listconcat(traits, [
+        ParentOneOf<["StepOp", "RankOp", "GroupOp"]>,
+        DeclareOpInterfaceMethods<Sched_ProgramOpInterface,
+                                  ["getProgramWorker"]>])> {
+  dag placement = (ins
+    OptionalAttr<NonNegI64Attr>:$worker,
+    OptionalAttr<NonNegI64Attr>:$order,
+    OptionalAttr<NonNegI64Attr>:$group
+  );
+  string placementFormat =
+    "(`on` $worker^)? (`order` $order^)? (`group` $group^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+def Sched_SendOp : Sched_ProgramOp<"send"> {
+  let summary = "send an activation or a gradient to another worker";
+  let description = [{
+    Sends `value`, the output of forward (`act`) or backward (`grad`)
+    `(stage, microbatch)`, to worker `peer`. Per pair of workers, sends and
+    receives match in program order (NCCL's rule); `tag` is unique per
+    message and equal on both sides.
+
+    ```mlir
+    sched.send %0 act(0, 0) to 1 tag 0 bytes 4096 on 0 order 1 group 1
+    ```
+  }];
+  let arguments = !con((ins
+    Sched_TensorType:$value,
+    Sched_TensorKind:$kind,
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$microbatch,
+    NonNegI64Attr:$peer,
+    NonNegI64Attr:$tag,
+    NonNegI64Attr:$bytes), placement);
+  let assemblyFormat = "$value $kind `(` $stage `,` $microbatch `)` `to` $peer "
+                       "`tag` $tag `bytes` $bytes " # placementFormat;
+}
+
+def Sched_RecvOp : Sched_ProgramOp<"recv"> {
+  let summary = "receive an activation or a gradient from another worker";
+  let description = [{
+    The receiving side of a `sched.send`. In a step, `source` is the value
+    sent (it keeps the data edge checkable); in a rank program the value
+    lives on another rank and `source` is gone.
+
+    ```mlir
+    %1 = sched.recv act(0, 0) from 0 tag 0 bytes 4096 on 1 order 0 group 0 source %0
+    ```
+  }];
+  let arguments = !con((ins
+    Optional<Sched_TensorType>:$source,
+    Sched_TensorKind:$kind,
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$microbatch,
+    NonNegI64Attr:$peer,
+    NonNegI64Attr:$tag,
+    NonNegI64Attr:$bytes), placement);
+  let results = (outs Sched_TensorType:$output);
+  let assemblyFormat = "$kind `(` $stage `,` $microbatch `)` `from` $peer "
+                       "`tag` $tag `bytes` $bytes (`on` $worker^)? "
+                       "(`order` $order^)? (`group` $group^)? "
+                       "(`source` $source^)? attr-dict";
+}
+
+def Sched_SendWeightsOp : Sched_ProgramOp<"send_weights"> {
+  let summary = "the owner of a stage's weights sends a copy";
+  let description = [{
+    ```mlir
+    sched.send_weights(1) to 0 tag 2 bytes 65536 on 1 order 0 group 0
+    ```
+  }];
+  let arguments = !con((ins
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$peer,
+    NonNegI64Attr:$tag,
+    NonNegI64Attr:$bytes), placement);
+  let assemblyFormat = "`(` $stage `)` `to` $peer `tag` $tag `bytes` $bytes "
+                       # placementFormat;
+}
+
+def Sched_FetchWeightsOp : Sched_ProgramOp<"fetch_weights"> {
+  let summary = "fetch a copy of a stage's weights from its owner";
+  let description = [{
+    Where `w_compute != w_weights`: the compute worker receives the stage's
+    weights ahead of the job (the prefetch depth of --sched-insert-comm) and
+    releases them after the last job of the window that uses them.
+
+    ```mlir
+    sched.fetch_weights(1) from 1 tag 2 bytes 65536 on 0 order 0 group 0
+    ```
+  }];
+  let arguments = !con((ins
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$peer,
+    NonNegI64Attr:$tag,
+    NonNegI64Attr:$bytes), placement);
+  let assemblyFormat = "`(` $stage `)` `from` $peer `tag` $tag `bytes` $bytes "
+                       # placementFormat;
+}
+
+def Sched_ReleaseWeightsOp : Sched_ProgramOp<"release_weights"> {
+  let summary = "free a fetched copy of a stage's weights";
+  let arguments = !con((ins NonNegI64Attr:$stage), placement);
+  let assemblyFormat = "`(` $stage `)` " # placementFormat;
+}
+
+def Sched_AllReduceGradOp : Sched_ProgramOp<"allreduce_grad"> {
+  let summary = "sum a replicated stage's weight gradients over its replicas";
+  let description = [{
+    Every member of `members` calls it; members that computed nothing for
+    the stage contribute zeros.
+
+    ```mlir
+    sched.allreduce_grad(0) over [0, 1] bytes 65536 on 0 order 9
+    ```
+  }];
+  let arguments = !con((ins
+    NonNegI64Attr:$stage,
+    DenseI64ArrayAttr:$members,
+    NonNegI64Attr:$bytes), placement);
+  let assemblyFormat = "`(` $stage `)` `over` $members `bytes` $bytes "
+                       # placementFormat;
+}
+
+def Sched_ReduceGradOp : Sched_ProgramOp<"reduce_grad"> {
+  let summary = "sum a sharded stage's weight gradients onto its owner";
+  let description = [{
+    ```mlir
+    sched.reduce_grad(1) to 1 over [0, 1] bytes 65536 on 0 order 9
+    ```
+  }];
+  let arguments = !con((ins
+    NonNegI64Attr:$stage,
+    NonNegI64Attr:$root,
+    DenseI64ArrayAttr:$members,
+    NonNegI64Attr:$bytes), placement);
+  let assemblyFormat = "`(` $stage `)` `to` $root `over` $members `bytes` "
+                       "$bytes " # placementFormat;
+}
+
+def Sched_OptimizerStepOp : Sched_ProgramOp<"optimizer_step"> {
+  let summary = "apply the optimizer to a stage's weights on an owner";
+  let arguments = !con((ins NonNegI64Attr:$stage), placement);
+  let assemblyFormat = "`(` $stage `)` " # placementFormat;
+}
+
+def Sched_YieldOp : Sched_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {
+  let summary = "the values a group's receives make available after it";
+  let arguments = (ins Variadic<Sched_TensorType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* yields nothing */ }]>];
+  let assemblyFormat = "($values^)? attr-dict";
+}
+
+def Sched_GroupOp : Sched_Op<"group", [
+    HasParent<"RankOp">, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "communication posted and completed together";
+  let description = [{
+    Like `ncclGroupStart/End`: the sends and receives inside are posted
+    together and the group completes when all of them have; a worker that
+    sends and receives at the same point cannot block on its own send. The
+    received tensors are the group's results.
+
+    ```mlir
+    %1 = sched.group -> !sched.tensor {
+      sched.send %0 act(0, 0) to 1 tag 0 bytes 0
+      %2 = sched.recv grad(1, 0) from 1 tag 1 bytes 0
+      sched.yield %2
+    }
+    ```
+  }];
+  let results = (outs Variadic<Sched_TensorType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` type($results)^)? $body attr-dict";
+  let hasVerifier = 1;
+}
+
+def Sched_RankOp : Sched_Op<"rank", [
+    HasParent<"StepOp">, IsolatedFromAbove, NoTerminator, SingleBlock]> {
+  let summary = "the static program of one worker";
+  let description = [{
+    After --sched-split-ranks a step holds one `sched.rank` per worker, in
+    rank order; each holds its ops in execution order. `owns` lists the
+    stages whose weights the rank keeps for the whole run.
+  }];
+  let arguments = (ins NonNegI64Attr:$rank, DenseI64ArrayAttr:$owns);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$rank `owns` $owns attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+#endif // PIPESCHED_SCHED_PROGRAM_OPS_TD
