@@ -89,4 +89,35 @@ def SchedStats : Pass<"sched-stats", "::mlir::ModuleOp"> {
   ];
 }
 
+def SchedInsertComm : Pass<"sched-insert-comm", "::pipesched::sched::StepOp"> {
+  let summary = "Derive every transfer, weight fetch and gradient reduction";
+  let description = [{
+    On a placed, simulated step, adds to each worker's program:
+    - a `sched.send` / `sched.recv` pair for every tensor a job consumes on
+      another worker than the one that made it (once per receiving worker;
+      an activation a backward needs on another worker moves too);
+    - `sched.fetch_weights` (and the owner's `sched.send_weights`) where
+      `w_compute != w_weights`, `prefetch-depth` jobs ahead, and
+      `sched.release_weights` after the last job of the window using them;
+    - per stage, one gradient reduction after the last backward: an
+      `sched.allreduce_grad` over replicated owners, or a `sched.reduce_grad`
+      to a single owner; then `sched.optimizer_step` on each owner.
+
+    Every message is posted at a simulated time `t` (its production, or
+    the fetch point): the sender at its first program point at or after
+    `t`, the receiver at its first point at or after `t` (a receive is
+    prefetched, not left where the consumer runs); per pair of workers
+    messages are therefore in the same order on both sides. Operations at
+    the same point share a `group` (posted together, as ncclGroupStart/End),
+    collectives follow in a global (time, stage) order. The result is
+    deadlock-free by construction; --sched-verify-deadlock-free proves it.
+    Every op gets its position in its worker's program (`order`).
+  }];
+  let options = [
+    Option<"prefetchDepth", "prefetch-depth", "int64_t", /*default=*/"1",
+           "Fetch weights this many jobs before the job that needs them">,
+  ];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
 #endif // PIPESCHED_TRANSFORMS_PASSES_TD
