@@ -120,4 +120,35 @@ def SchedInsertComm : Pass<"sched-insert-comm", "::pipesched::sched::StepOp"> {
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 
+def SchedSplitRanks : Pass<"sched-split-ranks", "::pipesched::sched::StepOp"> {
+  let summary = "Split a step into one static program per worker";
+  let description = [{
+    Moves every op of a step with communication into a `sched.rank` per
+    worker, in the order of the ops' `order` (their position in the
+    worker's program). Communication ops sharing a `group` become a
+    `sched.group` (posted together, as ncclGroupStart/End), whose results
+    are the tensors received. Receives lose their `source` (it lives on
+    another rank); `on`, `order` and `group` disappear (implied by the
+    rank and the region order). `owns` lists the stages whose weights the
+    worker keeps.
+  }];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
+def SchedVerifyDeadlockFree
+    : Pass<"sched-verify-deadlock-free", "::pipesched::sched::StepOp"> {
+  let summary = "Prove that the rank programs complete, or show the cycle";
+  let description = [{
+    Executes all rank programs of a lowered step abstractly with rendezvous
+    semantics: a send completes only when the matching receive is posted, a
+    receive when the matching send is; a `sched.group` is posted as a whole
+    and completes when all its operations have; per pair of ranks, sends and
+    receives match in program order (NCCL's rule); a collective completes
+    when every member has reached it. Matching operations must agree on
+    tensor, stage, microbatch, tag and byte size. Either every rank reaches
+    its end, or the pass reports the ranks that wait on each other, naming
+    the ops. Linear in the number of ops.
+  }];
+}
+
 #endif // PIPESCHED_TRANSFORMS_PASSES_TD
