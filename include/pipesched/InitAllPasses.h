@@ -4,9 +4,13 @@
 #define PIPESCHED_INITALLPASSES_H
 
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/Pipelines.h"
 
 namespace pipesched {
-inline void registerAllPasses() { registerPipeschedPasses(); }
+inline void registerAllPasses() {
+  registerPipeschedPasses();
+  registerPipelines();
+}
 } // namespace pipesched
 
 #endif // PIPESCHED_INITALLPASSES_H

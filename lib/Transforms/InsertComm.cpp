@@ -235,29 +235,39 @@ void SchedInsertComm::runOnOperation() {
   for (auto [tag, m] : llvm::enumerate(messages))
     m.tag = tag;
 
-  // Phase 2: number every worker's program. At a boundary: releases, then
-  // the point-to-point group, then collectives, then optimizer steps, then
-  // the job.
+  // Phase 2: number every worker's program. Every rank meets its
+  // communication in one global order of keys (time, class, id): both ends
+  // of a message share a key, as do all members of a collective, and
+  // boundaries are monotone in time, so no rank can wait on a rank that
+  // waits for something later (--sched-verify-deadlock-free checks it).
+  // Releases come first at a boundary (they only free memory); runs of
+  // consecutive point-to-point operations form one group.
   struct Entry {
-    enum { ReleaseOp, SendOp, RecvOp, CollectiveOp, StepOp } kind;
+    enum Kind { ReleaseOp, SendOp, RecvOp, CollectiveOp, StepOp } kind;
     unsigned index; // into releases / messages / reductions
+    std::tuple<int64_t, int, int64_t> key;
+    bool isPointToPoint() const { return kind == SendOp || kind == RecvOp; }
   };
   SmallVector<SmallVector<SmallVector<Entry>>> at(numWorkers);
   for (auto [c, w] : llvm::enumerate(workers))
     at[c].resize(w.jobs.size() + 1);
   for (auto [i, r] : llvm::enumerate(releases))
-    at[r.worker][r.at].push_back({Entry::ReleaseOp, unsigned(i)});
+    at[r.worker][r.at].push_back(
+        {Entry::ReleaseOp, unsigned(i), {std::numeric_limits<int64_t>::min(), 0, r.stage}});
   for (auto [i, m] : llvm::enumerate(messages)) {
-    at[m.sender][m.senderAt].push_back({Entry::SendOp, unsigned(i)});
-    at[m.receiver][m.receiverAt].push_back({Entry::RecvOp, unsigned(i)});
+    std::tuple<int64_t, int, int64_t> key{m.time, 1, m.tag};
+    at[m.sender][m.senderAt].push_back({Entry::SendOp, unsigned(i), key});
+    at[m.receiver][m.receiverAt].push_back({Entry::RecvOp, unsigned(i), key});
   }
   for (auto [i, r] : llvm::enumerate(reductions)) {
-    for (auto [member, boundary] : r.at)
+    for (auto [member, boundary] : r.at) {
       if (r.members.size() > 1)
-        at[member][boundary].push_back({Entry::CollectiveOp, unsigned(i)});
-    for (auto [member, boundary] : r.at)
+        at[member][boundary].push_back(
+            {Entry::CollectiveOp, unsigned(i), {r.time, 2, r.stage}});
       if (llvm::is_contained(r.owners, member))
-        at[member][boundary].push_back({Entry::StepOp, unsigned(i)});
+        at[member][boundary].push_back(
+            {Entry::StepOp, unsigned(i), {r.time, 3, r.stage}});
+    }
   }
 
   Builder attrs(ctx);
@@ -271,40 +281,37 @@ void SchedInsertComm::runOnOperation() {
     int64_t order = 0, groups = 0;
     for (unsigned b = 0; b <= w.jobs.size(); ++b) {
       SmallVector<Entry> &entries = at[c][b];
-      // Entries were appended release, p2p (in message order), collective,
-      // step by construction of `at` except p2p vs collectives: sort kinds.
-      llvm::stable_sort(entries, [](const Entry &x, const Entry &y) {
-        auto rank = [](const Entry &e) {
-          return e.kind == Entry::ReleaseOp       ? 0
-                 : e.kind == Entry::CollectiveOp ? 2
-                 : e.kind == Entry::StepOp       ? 3
-                                                 : 1;
-        };
-        return rank(x) < rank(y);
+      llvm::sort(entries, [](const Entry &x, const Entry &y) {
+        return x.key < y.key;
       });
-      unsigned p2p = llvm::count_if(entries, [](const Entry &e) {
-        return e.kind == Entry::SendOp || e.kind == Entry::RecvOp;
-      });
-      std::optional<int64_t> group;
-      if (p2p > 1)
-        group = groups++;
-      for (const Entry &e : entries) {
-        switch (e.kind) {
-        case Entry::ReleaseOp:
-          releaseSlot[e.index] = {order++, std::nullopt};
-          break;
-        case Entry::SendOp:
-          sendSlot[e.index] = {order++, group};
-          break;
-        case Entry::RecvOp:
-          recvSlot[e.index] = {order++, group};
-          break;
-        case Entry::CollectiveOp:
-          collectiveSlot[e.index][c] = {order++, std::nullopt};
-          break;
-        case Entry::StepOp:
-          stepSlot[e.index][c] = {order++, std::nullopt};
-          break;
+      for (size_t e = 0; e < entries.size();) {
+        // A run of point-to-point operations of length > 1 is a group.
+        size_t end = e + 1;
+        while (entries[e].isPointToPoint() && end < entries.size() &&
+               entries[end].isPointToPoint())
+          ++end;
+        std::optional<int64_t> group;
+        if (end - e > 1)
+          group = groups++;
+        for (; e < end; ++e) {
+          const Entry &entry = entries[e];
+          switch (entry.kind) {
+          case Entry::ReleaseOp:
+            releaseSlot[entry.index] = {order++, std::nullopt};
+            break;
+          case Entry::SendOp:
+            sendSlot[entry.index] = {order++, group};
+            break;
+          case Entry::RecvOp:
+            recvSlot[entry.index] = {order++, group};
+            break;
+          case Entry::CollectiveOp:
+            collectiveSlot[entry.index][c] = {order++, std::nullopt};
+            break;
+          case Entry::StepOp:
+            stepSlot[entry.index][c] = {order++, std::nullopt};
+            break;
+          }
         }
       }
       if (b < w.jobs.size())

@@ -1,0 +1,47 @@
+//===- Pipelines.h - registered pass pipelines ------------------*- C++ -*-===//
+//
+// The lowering pipeline as a library: another MLIR compiler builds it into
+// its own pass manager with buildLowerPipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_TRANSFORMS_PIPELINES_H
+#define PIPESCHED_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace pipesched {
+
+/// Options of `pipeline-lower` (typed; `--pipeline-lower="transfer-time=2"`).
+struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
+  Option<int64_t> transferTime{
+      *this, "transfer-time",
+      llvm::cl::desc("Time added to an input made on another worker"),
+      llvm::cl::init(0)};
+  Option<int64_t> memoryCap{
+      *this, "memory-cap",
+      llvm::cl::desc("Live activations per worker; 0 = the strategy's cap"),
+      llvm::cl::init(0)};
+  Option<bool> noMemoryCap{*this, "no-memory-cap",
+                           llvm::cl::desc("Ignore the strategy's memory cap"),
+                           llvm::cl::init(false)};
+  Option<int64_t> prefetchDepth{
+      *this, "prefetch-depth",
+      llvm::cl::desc("Fetch weights this many jobs ahead"), llvm::cl::init(1)};
+  Option<bool> verify{
+      *this, "verify",
+      llvm::cl::desc("Prove the rank programs deadlock-free (default on)"),
+      llvm::cl::init(true)};
+};
+
+/// expand, place, simulate, insert-comm, split-ranks and (unless disabled)
+/// verify-deadlock-free, nested on every `sched.step` of a module.
+void buildLowerPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
+
+/// Registers `pipeline-lower` with the global pipeline registry.
+void registerPipelines();
+
+} // namespace pipesched
+
+#endif // PIPESCHED_TRANSFORMS_PIPELINES_H

@@ -1,0 +1,36 @@
+//===- Pipelines.cpp - registered pass pipelines --------------------------===//
+
+#include "pipesched/Transforms/Pipelines.h"
+
+#include "pipesched/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace pipesched;
+
+void pipesched::buildLowerPipeline(OpPassManager &pm,
+                                   const LowerOptions &options) {
+  OpPassManager &step = pm.nest<sched::StepOp>();
+  step.addPass(createSchedExpand());
+  step.addPass(createSchedPlace());
+  SchedSimulateOptions simulate;
+  simulate.transferTime = options.transferTime;
+  simulate.memoryCap = options.memoryCap;
+  simulate.noMemoryCap = options.noMemoryCap;
+  step.addPass(createSchedSimulate(simulate));
+  SchedInsertCommOptions comm;
+  comm.prefetchDepth = options.prefetchDepth;
+  step.addPass(createSchedInsertComm(comm));
+  step.addPass(createSchedSplitRanks());
+  if (options.verify)
+    step.addPass(createSchedVerifyDeadlockFree());
+}
+
+void pipesched::registerPipelines() {
+  PassPipelineRegistration<LowerOptions>(
+      "pipeline-lower",
+      "Lower step specs to verified per-rank programs: expand, place, "
+      "simulate, insert-comm, split-ranks, verify-deadlock-free",
+      buildLowerPipeline);
+}

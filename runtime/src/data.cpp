@@ -1,0 +1,53 @@
+#include "data.h"
+
+#include "pipesched/runtime/rng.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace pipesched::runtime {
+
+void makeInput(const DataSpec &d, int step, int microbatch, float *x) {
+  uint64_t key = pipesched_rng_key(d.seed, PIPESCHED_RNG_INPUT, uint64_t(step),
+                                   uint64_t(microbatch));
+  for (int64_t k = 0; k < d.rows * d.hidden; ++k)
+    x[k] = pipesched_rng_uniform(key, uint64_t(k));
+}
+
+double lossAndGrad(const DataSpec &d, int step, int microbatch, const float *y,
+                   float *grad) {
+  const int64_t R = d.rows, H = d.hidden;
+  uint64_t key = pipesched_rng_key(d.seed, PIPESCHED_RNG_TARGET, uint64_t(step),
+                                   uint64_t(microbatch));
+  double loss = 0.0;
+  if (d.loss == LossKind::Mse) {
+    const float scale = 1.0f / (float(R * H) * float(d.microbatches));
+    for (int64_t k = 0; k < R * H; ++k) {
+      float diff = y[k] - pipesched_rng_uniform(key, uint64_t(k));
+      loss += 0.5 * double(diff) * double(diff);
+      if (grad)
+        grad[k] = diff * scale;
+    }
+    return loss / double(R * H);
+  }
+  const float scale = 1.0f / (float(R) * float(d.microbatches));
+  for (int64_t r = 0; r < R; ++r) {
+    const float *row = y + r * H;
+    int64_t target = int64_t(pipesched_rng_u64(key, uint64_t(r)) % uint64_t(H));
+    // Shifted by the row maximum so exp never overflows.
+    float top = *std::max_element(row, row + H);
+    double sum = 0.0;
+    for (int64_t k = 0; k < H; ++k)
+      sum += std::exp(double(row[k] - top));
+    loss += std::log(sum) - double(row[target] - top);
+    if (grad)
+      for (int64_t k = 0; k < H; ++k) {
+        float p = float(std::exp(double(row[k] - top)) / sum);
+        grad[r * H + k] = (p - (k == target ? 1.0f : 0.0f)) * scale;
+      }
+  }
+  return loss / double(R);
+}
+
+} // namespace pipesched::runtime

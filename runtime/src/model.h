@@ -1,0 +1,55 @@
+// A model: the stage functions of the chain, reached through the C ABI
+// (stage_abi.h), either the built-in MLP or a library loaded with dlopen.
+#pragma once
+
+#include "pipesched/runtime/stage_abi.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipesched::runtime {
+
+struct ModelShape {
+  int stages = 1;
+  int64_t hidden = 64;
+  int64_t layers = 1; // per stage
+  uint64_t seed = 1;
+};
+
+class Model {
+public:
+  // The built-in MLP.
+  explicit Model(const ModelShape &shape);
+  // A model library; throws std::runtime_error when it cannot be loaded.
+  Model(const ModelShape &shape, const std::string &libraryPath);
+  ~Model();
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  const ModelShape &shape() const { return shape_; }
+  const std::string &name() const { return name_; }
+
+  int64_t numParams(int stage) const;
+  void init(int stage, float *params) const;
+  // Boundary tensors are rows x hidden. Throws std::runtime_error when the
+  // library reports a failure.
+  void forward(int stage, const float *params, int64_t rows, const float *input,
+               float *output);
+  void backward(int stage, const float *params, int64_t rows,
+                const float *input, const float *gradOutput, float *gradInput,
+                float *gradParams);
+
+private:
+  pipesched_stage_config config(int stage) const;
+  void check(int rc, const char *function, int stage) const;
+  float *workspace(int stage, int64_t rows);
+
+  ModelShape shape_;
+  const pipesched_stage_api *api_ = nullptr;
+  void *handle_ = nullptr; // dlopen handle of a library
+  std::string name_;
+  std::vector<float> workspace_;
+};
+
+} // namespace pipesched::runtime
