@@ -6,11 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "pipesched/Target/Program.h"
 #include "pipesched/Target/TorchCSV.h"
 
 int main(int argc, char **argv) {
   pipesched::registerImportTorchCSV();
   pipesched::registerExportTorchCSV();
+  pipesched::registerExportProgram();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "pipesched translation driver\n"));
 }

@@ -1,0 +1,27 @@
+//===- Program.h - the per-rank program format ------------------*- C++ -*-===//
+//
+// Emission of lowered steps in the documented, versioned JSON format that
+// the runtime reads without MLIR (docs/program-format.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_TARGET_PROGRAM_H
+#define PIPESCHED_TARGET_PROGRAM_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace pipesched {
+
+/// The version written in (and required of) every program document.
+constexpr int64_t kProgramFormatVersion = 1;
+
+/// Writes the single lowered `sched.step` under `op` as a program document.
+llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os);
+
+/// Registers `--sched-to-program` with mlir-translate's registry.
+void registerExportProgram();
+
+} // namespace pipesched
+
+#endif // PIPESCHED_TARGET_PROGRAM_H
