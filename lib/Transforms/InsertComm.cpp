@@ -106,9 +106,13 @@ void SchedInsertComm::runOnOperation() {
     workers[*job.getComputeWorker()].jobs.push_back(job);
   }
   for (Worker &w : workers) {
-    llvm::sort(w.jobs, [](JobOpInterface a, JobOpInterface b) {
-      return *a.getOrderIndex() < *b.getOrderIndex();
-    });
+    // Sort by the simulated positions, read once.
+    SmallVector<std::pair<int64_t, JobOpInterface>> byOrder;
+    for (JobOpInterface job : w.jobs)
+      byOrder.push_back({*job.getOrderIndex(), job});
+    llvm::sort(byOrder, [](auto &a, auto &b) { return a.first < b.first; });
+    for (auto [i, entry] : llvm::enumerate(byOrder))
+      w.jobs[i] = entry.second;
     for (auto [i, job] : llvm::enumerate(w.jobs)) {
       w.boundaryTime.push_back(*job.getStartTime());
       indexOnWorker[job] = i;
@@ -270,8 +274,19 @@ void SchedInsertComm::runOnOperation() {
     }
   }
 
+  // Orders, tags, stages and peers repeat across ops: intern each integer
+  // attribute once instead of going through the uniquer per op.
   Builder attrs(ctx);
-  auto i64 = [&](int64_t v) { return attrs.getI64IntegerAttr(v); };
+  SmallVector<IntegerAttr> interned;
+  auto i64 = [&](int64_t v) {
+    if (v < 0 || v > (int64_t(1) << 24))
+      return attrs.getI64IntegerAttr(v);
+    if (static_cast<size_t>(v) >= interned.size())
+      interned.resize(v + 1);
+    if (!interned[v])
+      interned[v] = attrs.getI64IntegerAttr(v);
+    return interned[v];
+  };
   SmallVector<Slot> sendSlot(messages.size()), recvSlot(messages.size());
   SmallVector<Slot> releaseSlot(releases.size());
   SmallVector<llvm::SmallDenseMap<int64_t, Slot, 4>> collectiveSlot(
@@ -325,6 +340,9 @@ void SchedInsertComm::runOnOperation() {
   };
   OpBuilder builder(ctx);
   Block &body = step.getBody().front();
+  TensorKindAttr kindAttr[] = {
+      TensorKindAttr::get(ctx, TensorKind::Activation),
+      TensorKindAttr::get(ctx, TensorKind::Gradient)};
   int64_t actBytes = cost.getActBytes(), weightBytes = cost.getWeightBytes();
   for (auto [i, m] : llvm::enumerate(messages)) {
     const Slot &send = sendSlot[i], &recv = recvSlot[i];
@@ -341,7 +359,7 @@ void SchedInsertComm::runOnOperation() {
     // Right after the producer: the send reads the value, the receive
     // dominates every consumer.
     builder.setInsertionPointAfterValue(m.value);
-    auto kind = TensorKindAttr::get(ctx, m.tensor);
+    TensorKindAttr kind = kindAttr[static_cast<unsigned>(m.tensor)];
     auto recvOp = RecvOp::create(
         builder, m.loc, sched::TensorType::get(ctx), m.value, kind, i64(m.stage),
         i64(m.microbatch), i64(m.sender), i64(m.tag), i64(actBytes),

@@ -4,6 +4,7 @@
 #include "pipesched/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDSPLITRANKS
@@ -21,12 +22,34 @@ struct SchedSplitRanks
 };
 } // namespace
 
-/// Drops the step-level placement of an op that moves into a rank.
+/// Drops the step-level placement of an op that moves into a rank (through
+/// the typed property setters: no attribute-name lookups per op).
 static void dropPlacement(Operation *op) {
-  for (StringRef name : {"worker", "order", "group", "compute"})
-    op->removeAttr(name);
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<ForwardOp, BackwardOp, BackwardWeightOp>([](auto job) {
+        job.setComputeAttr({});
+        job.setOrderAttr({});
+      })
+      .Case<SendOp, RecvOp, SendWeightsOp, FetchWeightsOp, ReleaseWeightsOp,
+            AllReduceGradOp, ReduceGradOp, OptimizerStepOp>([](auto comm) {
+        comm.setWorkerAttr({});
+        comm.setOrderAttr({});
+        comm.setGroupAttr({});
+      });
   if (auto recv = dyn_cast<RecvOp>(op))
     recv.getSourceMutable().clear();
+}
+
+/// The communication group of a point-to-point op in a step, if any.
+static std::optional<int64_t> groupOf(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+      .Case<SendOp, RecvOp, SendWeightsOp, FetchWeightsOp>(
+          [](auto comm) -> std::optional<int64_t> {
+            if (IntegerAttr group = comm.getGroupAttr())
+              return group.getInt();
+            return std::nullopt;
+          })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 void SchedSplitRanks::runOnOperation() {
@@ -73,16 +96,11 @@ void SchedSplitRanks::runOnOperation() {
     Block &rankBody = ranks[w].getBody().front();
     for (size_t i = 0; i < program.size();) {
       Operation *op = program[i].second;
-      std::optional<uint64_t> group;
-      if (auto attr = op->getAttrOfType<IntegerAttr>("group"))
-        group = attr.getInt();
+      std::optional<int64_t> group = groupOf(op);
       size_t end = i + 1;
-      while (group && end < program.size()) {
-        auto next = program[end].second->getAttrOfType<IntegerAttr>("group");
-        if (!next || next.getInt() != static_cast<int64_t>(*group))
-          break;
+      while (group && end < program.size() &&
+             groupOf(program[end].second) == group)
         ++end;
-      }
       if (!group) {
         dropPlacement(op);
         op->moveBefore(&rankBody, rankBody.end());
