@@ -9,6 +9,10 @@
 #include "pipesched/Target/Program.h"
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Transforms/Pipelines.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -176,9 +180,16 @@ LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
     return op->emitError() << "expected exactly one sched.step to export, got "
                            << steps.size();
   StepOp step = steps.front();
-  if (!step.isLowered())
-    return step.emitOpError("has no rank programs: lower it first "
-                            "(pipeline-opt --pipeline-lower)");
+  if (!step.isLowered()) {
+    // A spec or a graph: lower it here with the default options, verifying
+    // once at the end rather than after every pass (the one-process path
+    // from a spec to a program).
+    PassManager pm(op->getContext(), op->getName().getStringRef());
+    pm.enableVerifier(false);
+    buildLowerPipeline(pm, LowerOptions());
+    if (failed(pm.run(op)) || failed(verify(op)))
+      return failure();
+  }
   ProgramWriter(step, os).write();
   os << "\n";
   return success();
