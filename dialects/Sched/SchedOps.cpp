@@ -39,6 +39,15 @@ std::string pipesched::sched::describeJob(JobOpInterface job) {
 // StepOp
 //===----------------------------------------------------------------------===//
 
+FailureOr<StepOp> pipesched::sched::getSingleStep(Operation *op) {
+  SmallVector<StepOp> steps;
+  op->walk([&](StepOp step) { steps.push_back(step); });
+  if (steps.size() != 1)
+    return op->emitError() << "expected exactly one sched.step to export, got "
+                           << steps.size();
+  return steps.front();
+}
+
 CostAttr StepOp::getCostOrDefault() {
   if (CostAttr cost = getCostAttr())
     return cost;

@@ -174,12 +174,10 @@ void ProgramWriter::write() {
 }
 
 LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
-  SmallVector<StepOp> steps;
-  op->walk([&](StepOp step) { steps.push_back(step); });
-  if (steps.size() != 1)
-    return op->emitError() << "expected exactly one sched.step to export, got "
-                           << steps.size();
-  StepOp step = steps.front();
+  FailureOr<StepOp> single = getSingleStep(op);
+  if (failed(single))
+    return failure();
+  StepOp step = *single;
   if (!step.isLowered()) {
     // A spec or a graph: lower it here with the default options, verifying
     // once at the end rather than after every pass (the one-process path

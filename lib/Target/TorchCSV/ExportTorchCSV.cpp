@@ -30,12 +30,10 @@ static char actionKind(Direction d, bool split) {
 }
 
 LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
-  SmallVector<StepOp> steps;
-  op->walk([&](StepOp step) { steps.push_back(step); });
-  if (steps.size() != 1)
-    return op->emitError() << "expected exactly one sched.step to export, got "
-                           << steps.size();
-  StepOp step = steps.front();
+  FailureOr<StepOp> single = getSingleStep(op);
+  if (failed(single))
+    return failure();
+  StepOp step = *single;
   if (step.isSpec())
     return step.emitOpError("has no jobs to export: run --sched-expand, "
                             "--sched-place and --sched-simulate first");

@@ -16,6 +16,10 @@
 namespace pipesched::sched {
 /// A readable name of a job for diagnostics: `forward (s=1, b=0)`.
 std::string describeJob(JobOpInterface job);
+
+/// The single `sched.step` nested in `op` (what the translations export),
+/// or a diagnostic on `op` when there is none or more than one.
+mlir::FailureOr<StepOp> getSingleStep(mlir::Operation *op);
 } // namespace pipesched::sched
 
 #endif // PIPESCHED_DIALECT_SCHED_SCHEDOPS_H
