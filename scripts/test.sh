@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 
 results=build/test-results.json
 rc=0
-/usr/lib/llvm-22/bin/lit -sv --output "$results" build/test || rc=$?
+suites=(build/test)
+# The runtime's suite (runtime/tests: unit, integration under mpirun).
+[ -f build/runtime/tests/lit.site.cfg.py ] && suites+=(build/runtime/tests)
+/usr/lib/llvm-22/bin/lit -sv --output "$results" "${suites[@]}" || rc=$?
 python3 scripts/summarize-lit.py "$results" || rc=1
 exit "$rc"

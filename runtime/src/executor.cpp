@@ -42,7 +42,7 @@ double Executor::runStep(int step, Clock::time_point stepStart,
     if (step == 0 && rank_ == config_.failRank && int64_t(i) == config_.failAtOp) {
       std::fprintf(stderr,
                    "pipeline-run: rank %d: injected failure before op %zu (%s)\n",
-                   rank_, i, describe(program_, op).c_str());
+                   rank_, i, describe(program_, mine_, op).c_str());
       std::fflush(stdout);
       std::fflush(stderr);
       std::_Exit(3);
@@ -158,9 +158,12 @@ void Executor::backward(const Op &op, bool inputGrad, bool weightGrad) {
   model_.backward(s, weights(op), config_.data.rows, in, gradOut, gradIn, gradParams);
 }
 
-// One transfer or a group: post everything, then wait for all.
+// One transfer or a group: post everything, then wait for all. Receives
+// land in fresh buffers, stored once the group completes: a send in the
+// same group may still be reading an older copy of the same tensor.
 void Executor::transfer(const Op *ops, uint32_t count, size_t index) {
-  fetchTargets_.clear();
+  received_.clear();
+  received_.reserve(count);
   for (uint32_t c = 0; c < count; ++c) {
     const Op &op = ops[c];
     switch (op.kind) {
@@ -170,9 +173,8 @@ void Executor::transfer(const Op *ops, uint32_t count, size_t index) {
       break;
     }
     case OpKind::Recv: {
-      std::vector<float> &t =
-          store_.put(tensorKey(op.tensor, op.stage, op.microbatch), size_t(block_));
-      transport_.postRecv(t.data(), t.size(), op.peer, op.tag);
+      received_.emplace_back(size_t(block_));
+      transport_.postRecv(received_.back().data(), size_t(block_), op.peer, op.tag);
       break;
     }
     case OpKind::SendWeights:
@@ -196,17 +198,24 @@ void Executor::transfer(const Op *ops, uint32_t count, size_t index) {
       what += (what.empty() ? "" : "; ") + describe(program_, ops[p]);
     timedOut(index, what);
   }
-  for (uint32_t c = 0; c < count; ++c)
-    if (ops[c].kind == OpKind::FetchWeights) {
-      hasFetched_[ops[c].stage] = 1;
-      fetchedBytes_ += fetched_[ops[c].stage].size() * sizeof(float);
+  size_t next = 0;
+  for (uint32_t c = 0; c < count; ++c) {
+    const Op &op = ops[c];
+    if (op.kind == OpKind::Recv)
+      store_.adopt(tensorKey(op.tensor, op.stage, op.microbatch),
+                   std::move(received_[next++]));
+    if (op.kind == OpKind::FetchWeights) {
+      hasFetched_[op.stage] = 1;
+      fetchedBytes_ += fetched_[op.stage].size() * sizeof(float);
     }
+  }
   peakFetchedBytes_ = std::max(peakFetchedBytes_, fetchedBytes_);
 }
 
 // Sums the members' gradient buffers of the stage (zeros where a member
-// computed nothing). A member that does not own the stage has no use for
-// the result: its buffer is dropped, so that the next step starts at zero.
+// computed nothing). After an allreduce every member holds the sum; after a
+// reduce a member other than the root has handed its share over and starts
+// again from zero, so that a later collective does not count it twice.
 void Executor::collective(const Op &op, size_t index) {
   std::vector<float> &g = gradBuffer(op.stage);
   bool ok = op.kind == OpKind::AllreduceGrad
@@ -214,9 +223,7 @@ void Executor::collective(const Op &op, size_t index) {
                 : transport_.reduce(g.data(), g.size(), op.root, op.group);
   if (!ok)
     timedOut(index, describe(program_, op));
-  bool keeps = op.kind == OpKind::AllreduceGrad ? mine_.ownsStage(op.stage)
-                                                : op.root == rank_;
-  if (!keeps)
+  if (op.kind == OpKind::ReduceGrad && op.root != rank_)
     std::vector<float>().swap(g);
 }
 

@@ -82,7 +82,7 @@ private:
   std::vector<OptimizerState> optimizerState_;
   size_t fetchedBytes_ = 0, peakFetchedBytes_ = 0;
   std::vector<float> inputScratch_, lossGrad_;
-  std::vector<std::vector<float> *> fetchTargets_;
+  std::vector<std::vector<float>> received_; // a group's receives in flight
 };
 
 } // namespace pipesched::runtime

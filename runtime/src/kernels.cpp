@@ -11,7 +11,25 @@ constexpr float kGeluCubic = 0.044715f;
 
 void linearForward(const float *x, const float *w, const float *b, float *y,
                    int64_t rows, int64_t in, int64_t out) {
-  for (int64_t r = 0; r < rows; ++r) {
+  // Blocks of 8 rows: 8 independent sums the CPU overlaps (one chain would
+  // wait on each add's latency). Each sum still adds i = 0, 1, ... in order.
+  constexpr int64_t kRows = 8;
+  int64_t r0 = 0;
+  for (; r0 + kRows <= rows; r0 += kRows) {
+    const float *xr = x + r0 * in;
+    for (int64_t o = 0; o < out; ++o) {
+      const float *wo = w + o * in;
+      float acc[kRows] = {};
+      for (int64_t i = 0; i < in; ++i) {
+        const float wi = wo[i];
+        for (int64_t k = 0; k < kRows; ++k)
+          acc[k] += xr[k * in + i] * wi;
+      }
+      for (int64_t k = 0; k < kRows; ++k)
+        y[(r0 + k) * out + o] = acc[k] + b[o];
+    }
+  }
+  for (int64_t r = r0; r < rows; ++r) {
     const float *xr = x + r * in;
     for (int64_t o = 0; o < out; ++o) {
       const float *wo = w + o * in;

@@ -94,15 +94,17 @@ private:
       fail(where, "expected an object, got " + describeValue(v));
   }
 
+  // `context` ends the message: " for op 'send'", " at the top level".
   void checkFields(const json &obj, const std::string &where,
                    const std::vector<const char *> &allowed,
-                   const char *what) const {
+                   const char *context = "", const char *opName = nullptr) const {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char *a) {
         return it.key() == a;
       });
       if (!known)
-        fail(where, "unknown field '" + it.key() + "'" + what);
+        fail(where, "unknown field '" + it.key() + "'" + context +
+                        (opName ? std::string(" for op '") + opName + "'" : ""));
     }
   }
 
@@ -243,8 +245,7 @@ void Loader::loadStageGraph(const json &doc, Program &p) const {
 void Loader::loadCost(const json &doc, Program &p) const {
   const json &c = require(doc, "cost", "");
   checkObject(c, "cost");
-  checkFields(c, "cost", {"fwd", "bwd", "bwd_w", "act_bytes", "weight_bytes"},
-              " in cost");
+  checkFields(c, "cost", {"fwd", "bwd", "bwd_w", "act_bytes", "weight_bytes"});
   auto durations = [&](const char *key, std::vector<double> &out) {
     const json &a = require(c, key, "cost");
     std::string where = std::string("cost.") + key;
@@ -273,7 +274,7 @@ void Loader::loadCost(const json &doc, Program &p) const {
 void Loader::loadRank(const json &v, int index, Program &p) {
   std::string where = "ranks[" + std::to_string(index) + "]";
   checkObject(v, where);
-  checkFields(v, where, {"rank", "owns", "ops"}, "");
+  checkFields(v, where, {"rank", "owns", "ops"});
   RankProgram &rp = p.ranks[index];
   int64_t rank = toInt(require(v, "rank", where), where + ".rank", 0, kNoUpperBound);
   if (rank != index)
@@ -318,7 +319,7 @@ Op Loader::loadOp(const json &v, const OpRef &ref, bool inGroup, Program &p,
       spec = &s;
   if (!spec)
     fail(where + ".op", "unknown op '" + opName_ + "'");
-  checkFields(v, where, spec->fields, std::string(" for op '" + opName_ + "'").c_str());
+  checkFields(v, where, spec->fields, "", spec->name);
 
   Op op;
   op.kind = spec->kind;
@@ -337,9 +338,12 @@ Op Loader::loadOp(const json &v, const OpRef &ref, bool inGroup, Program &p,
     if (op.kind == OpKind::BackwardWeight && !p.splitBackward)
       fail(where, "backward_weight needs \"split_backward\": true");
     op.microbatch = int32_t(intField(v, "microbatch", where, 0, p.microbatches));
-    op.start = numberField(v, "start", where);
-    op.end = numberField(v, "end", where);
-    if (op.end < op.start)
+    // Simulated times: present once the schedule was simulated.
+    if (v.contains("start"))
+      op.start = numberField(v, "start", where);
+    if (v.contains("end"))
+      op.end = numberField(v, "end", where);
+    if (v.contains("start") && v.contains("end") && op.end < op.start)
       fail(where + ".end", "ends before its start");
     break;
   case OpKind::Send:

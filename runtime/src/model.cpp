@@ -95,9 +95,18 @@ void Model::backward(int stage, const float *params, int64_t rows,
                      float *gradInput, float *gradParams) {
   pipesched_stage_config c = config(stage);
   float *ws = workspace(stage, rows);
-  check(api_->backward(&c, params, rows, input, gradOutput, gradInput,
-                       gradParams, ws),
+  // The library accumulates into a zeroed buffer, added to gradParams after:
+  // gradParams = ((P0 + P1) + P2) ... one microbatch gradient P_b at a time,
+  // so a reduction of per-rank sums can match the reference bit for bit.
+  float *partial = nullptr;
+  if (gradParams) {
+    partial_.assign(size_t(numParams(stage)), 0.0f);
+    partial = partial_.data();
+  }
+  check(api_->backward(&c, params, rows, input, gradOutput, gradInput, partial, ws),
         "backward", stage);
+  for (size_t k = 0; gradParams && k < partial_.size(); ++k)
+    gradParams[k] += partial_[k];
 }
 
 } // namespace pipesched::runtime

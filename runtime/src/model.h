@@ -32,8 +32,9 @@ public:
 
   int64_t numParams(int stage) const;
   void init(int stage, float *params) const;
-  // Boundary tensors are rows x hidden. Throws std::runtime_error when the
-  // library reports a failure.
+  // Boundary tensors are rows x hidden. backward adds this microbatch's
+  // weight gradient to gradParams (when not null). Throws std::runtime_error
+  // when the library reports a failure.
   void forward(int stage, const float *params, int64_t rows, const float *input,
                float *output);
   void backward(int stage, const float *params, int64_t rows,
@@ -49,7 +50,7 @@ private:
   const pipesched_stage_api *api_ = nullptr;
   void *handle_ = nullptr; // dlopen handle of a library
   std::string name_;
-  std::vector<float> workspace_;
+  std::vector<float> workspace_, partial_;
 };
 
 } // namespace pipesched::runtime

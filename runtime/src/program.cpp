@@ -33,6 +33,14 @@ size_t Program::totalOps() const {
   return n;
 }
 
+void Program::keepOpsOf(int rank) {
+  for (RankProgram &rp : ranks)
+    if (rp.rank != rank) {
+      std::vector<Op>().swap(rp.ops);
+      std::vector<Op>().swap(rp.children);
+    }
+}
+
 std::string OpRef::str() const {
   std::string s = "ranks[" + std::to_string(rank) + "]";
   if (op >= 0)
@@ -87,6 +95,16 @@ std::string describe(const Program &program, const Op &op) {
     break;
   }
   return os.str();
+}
+
+std::string describe(const Program &program, const RankProgram &rp,
+                     const Op &op) {
+  if (op.kind != OpKind::Group)
+    return describe(program, op);
+  std::string s = "group (";
+  for (uint32_t c = 0; c < op.numChildren; ++c)
+    s += (c ? "; " : "") + describe(program, rp.childrenOf(op)[c]);
+  return s + ")";
 }
 
 std::string describeKey(uint64_t key) {

@@ -90,6 +90,9 @@ struct Program {
   std::vector<RankProgram> ranks;
 
   size_t totalOps() const;
+  // Frees the ops of every rank but `rank` (validation needed them all; the
+  // run needs its own, the groups and everyone's `owns`).
+  void keepOpsOf(int rank);
 };
 
 // Where an op sits in the document: ranks[rank].ops[op](.ops[child]).
@@ -100,6 +103,8 @@ struct OpRef {
 
 // "forward (s=1, b=0)", "recv grad (s=2, b=0) from rank 2", ...
 std::string describe(const Program &program, const Op &op);
+// The same, a group listing its ops: "group (send ...; recv ...)".
+std::string describe(const Program &program, const RankProgram &rp, const Op &op);
 std::string groupString(const std::vector<int> &group);
 
 // Keys of the tensor store: (kind, stage, microbatch) in 63 bits.

@@ -13,6 +13,13 @@ std::vector<float> &TensorStore::put(uint64_t key, size_t n) {
   return t;
 }
 
+void TensorStore::adopt(uint64_t key, std::vector<float> &&tensor) {
+  erase(key);
+  liveBytes_ += tensor.size() * sizeof(float);
+  peakBytes_ = std::max(peakBytes_, liveBytes_);
+  tensors_[key] = std::move(tensor);
+}
+
 const std::vector<float> *TensorStore::find(uint64_t key) const {
   auto it = tensors_.find(key);
   return it == tensors_.end() ? nullptr : &it->second;

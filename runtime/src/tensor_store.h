@@ -15,6 +15,8 @@ public:
   // A zeroed buffer of n floats under `key` (replacing any earlier one).
   // References stay valid until erase(key): unordered_map nodes do not move.
   std::vector<float> &put(uint64_t key, size_t n);
+  // Stores `tensor` (a finished receive) under `key`.
+  void adopt(uint64_t key, std::vector<float> &&tensor);
   const std::vector<float> *find(uint64_t key) const;
   void erase(uint64_t key);
   void clear();

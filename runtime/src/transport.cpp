@@ -65,19 +65,21 @@ bool Transport::waitPosted(std::vector<size_t> &pending) {
   return ok;
 }
 
-// Polls with MPI_Testsome (which also drives MPI's progress). Yields first,
-// then sleeps with a growing interval: ranks oversubscribing cores leave the
-// CPU to the peer they wait for.
+// Polls with MPI_Testsome (which also drives MPI's progress). For the first
+// 5 ms it only yields: measured with 8 ranks on 2 cores, yielding beats
+// sleeping (a sleep costs its timer slack, ~50 us, per message hop, and
+// non-blocking collectives progress only while ranks poll). Longer waits
+// (a pipeline filling, a dead peer) sleep 20 us growing to 200 us.
 bool Transport::wait(MPI_Request *requests, size_t count,
                      std::vector<size_t> *pending) {
   using Clock = std::chrono::steady_clock;
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(timeout_));
+  const auto spinUntil = Clock::now() + std::chrono::milliseconds(5);
   std::vector<int> indices(count);
   size_t done = 0;
-  int polls = 0;
-  auto sleep = std::chrono::microseconds(5);
+  auto sleep = std::chrono::microseconds(20);
   while (done < count) {
     int outcount = 0;
     MPI_Testsome(int(count), requests, &outcount, indices.data(),
@@ -86,18 +88,19 @@ bool Transport::wait(MPI_Request *requests, size_t count,
       done += size_t(outcount);
     if (done >= count)
       break;
-    if (Clock::now() > deadline) {
+    const auto now = Clock::now();
+    if (now > deadline) {
       if (pending)
         for (size_t i = 0; i < count; ++i)
           if (requests[i] != MPI_REQUEST_NULL)
             pending->push_back(i);
       return false;
     }
-    if (++polls < 64) {
+    if (now < spinUntil) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(500));
+      sleep = std::min(sleep * 2, std::chrono::microseconds(200));
     }
   }
   return true;

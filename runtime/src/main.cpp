@@ -1,0 +1,248 @@
+// pipeline-run: executes the per-rank programs of pipeline-translate, one MPI
+// process per rank: mpirun -np W pipeline-run program.json [options].
+#include "executor.h"
+#include "loader.h"
+#include "options.h"
+#include "reference.h"
+#include "timeline.h"
+#include "transport.h"
+#include "validator.h"
+#include "verify.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <string>
+
+using namespace pipesched::runtime;
+
+namespace {
+
+// Agrees on whether any rank failed; the lowest failing rank prints its
+// message, so a problem every rank finds is reported once.
+bool anyRankFailed(const std::string &error, int rank, int size) {
+  int mine = error.empty() ? size : rank, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == rank) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fflush(stderr);
+  }
+  return first < size;
+}
+
+[[noreturn]] void controlTimeout(int rank, double timeout, const std::string &where) {
+  std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in %s\n", rank,
+               timeout, where.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+
+DataSpec dataSpec(const Options &o, int microbatches) {
+  DataSpec d;
+  d.seed = o.seed;
+  d.rows = o.batch;
+  d.hidden = o.hidden;
+  d.microbatches = microbatches;
+  d.loss = o.loss;
+  return d;
+}
+
+ModelShape modelShape(const Options &o, int stages) {
+  return ModelShape{stages, o.hidden, o.layers, o.seed};
+}
+
+OptimizerConfig optimizerConfig(const Options &o) {
+  OptimizerConfig c;
+  c.kind = o.optimizer;
+  c.lr = o.learningRate();
+  return c;
+}
+
+std::unique_ptr<Model> makeModel(const Options &o, int stages) {
+  if (o.modelLib.empty())
+    return std::make_unique<Model>(modelShape(o, stages));
+  return std::make_unique<Model>(modelShape(o, stages), o.modelLib);
+}
+
+int referenceOnly(const Options &o, int rank) {
+  int S = o.stages, B = o.microbatches;
+  if (!o.program.empty()) {
+    Program p = loadProgram(o.program, -1);
+    S = p.stages;
+    B = p.microbatches;
+  }
+  if (rank != 0)
+    return 0;
+  std::unique_ptr<Model> model = makeModel(o, S);
+  ReferenceResult ref =
+      runReference(*model, dataSpec(o, B), optimizerConfig(o), o.steps);
+  for (int t = 0; t < o.steps; ++t)
+    std::printf("step %d: loss %.6f (reference)\n", t + 1, ref.losses[t]);
+  return 0;
+}
+
+int maxTag() {
+  int *ub = nullptr, flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+  return flag && ub ? *ub : 32767;
+}
+
+// The distributed run, once the program is valid everywhere.
+int train(const Options &o, const Program &program, Model &model, int rank) {
+  Transport transport(MPI_COMM_WORLD, program, rank, o.timeout);
+  ExecutorConfig config;
+  config.data = dataSpec(o, program.microbatches);
+  config.optimizer = optimizerConfig(o);
+  config.failRank = o.failRank;
+  config.failAtOp = o.failAtOp;
+  Executor executor(program, rank, model, transport, config);
+
+  std::vector<OpTiming> timeline;
+  std::vector<double> losses, stepMs;
+  for (int step = 0; step < o.steps; ++step) {
+    if (!transport.barrier())
+      controlTimeout(rank, o.timeout, "the barrier before step " + std::to_string(step + 1));
+    auto start = Executor::Clock::now();
+    double local[1] = {executor.runStep(step, start, timeline)};
+    double ms = std::chrono::duration<double, std::milli>(Executor::Clock::now() - start).count();
+    double total[1] = {0}, slowest = 0;
+    if (!transport.reduceToRoot(local, total, 1, MPI_SUM) ||
+        !transport.reduceToRoot(&ms, &slowest, 1, MPI_MAX))
+      controlTimeout(rank, o.timeout, "the loss reduction of step " + std::to_string(step + 1));
+    if (rank == 0) {
+      losses.push_back(total[0] / program.microbatches);
+      stepMs.push_back(slowest);
+      std::printf("step %d: loss %.6f (measured %.2f ms)\n", step + 1, losses.back(), slowest);
+      std::fflush(stdout);
+    }
+  }
+
+  RankSummary summary = summarize(program, rank, timeline, o.steps);
+  summary.peakTensorBytes = double(executor.peakTensorBytes());
+  summary.peakFetchedBytes = double(executor.peakFetchedBytes());
+  printSummaries(MPI_COMM_WORLD, summary);
+  if (rank == 0) {
+    // The first step pays for first touches and connection set-up.
+    size_t first = stepMs.size() > 1 ? 1 : 0;
+    double mean = std::accumulate(stepMs.begin() + first, stepMs.end(), 0.0) /
+                  double(stepMs.size() - first);
+    if (program.makespan > 0)
+      std::printf("measured step time %.3f ms vs simulated makespan %g units "
+                  "(%.4f ms per unit)\n",
+                  mean, program.makespan, mean / program.makespan);
+    else
+      std::printf("measured step time %.3f ms (the program gives no makespan)\n", mean);
+    std::fflush(stdout);
+  }
+
+  int rc = 0;
+  if (!o.timeline.empty()) {
+    std::string err = writeTimeline(MPI_COMM_WORLD, program, rank, timeline, o.timeline);
+    if (!err.empty()) {
+      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
+      rc = 1;
+    }
+  }
+  if (o.verify) {
+    VerifyInputs in{&program, {}, losses, config.data, config.optimizer, o.steps, o.tolerance};
+    for (int s = 0; s < program.stages; ++s)
+      in.owned.push_back(executor.ownedParams(s));
+    std::fflush(stdout);
+    if (!verifyRun(MPI_COMM_WORLD, rank, model, in))
+      rc = 1;
+  }
+  std::fflush(stdout);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return rc;
+}
+
+int run(int argc, char **argv, int rank, int size) {
+  Options o;
+  if (auto err = parseOptions(argc, argv, o)) {
+    anyRankFailed("pipeline-run: " + *err + " (--help lists the options)", rank, size);
+    return 2;
+  }
+  if (o.help) {
+    if (rank == 0)
+      std::fputs(usage(), stdout);
+    return 0;
+  }
+  if (o.referenceOnly) {
+    std::string error;
+    int rc = 0;
+    try {
+      rc = referenceOnly(o, rank);
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+    return anyRankFailed(error, rank, size) ? 1 : rc;
+  }
+
+  // Load and validate before any communication but the error agreement:
+  // every rank checks the whole document.
+  std::string error;
+  Program program;
+  try {
+    program = loadProgram(o.program, o.check ? -1 : size);
+    validate(program, ValidateOptions{maxTag()});
+    if (!o.check && o.failRank >= size)
+      error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
+              " is out of range [0, " + std::to_string(size) + ")";
+    else if (!o.check && o.failRank >= 0 &&
+             size_t(o.failAtOp) >= program.ranks[o.failRank].ops.size())
+      error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +
+              std::to_string(o.failRank) + " has " +
+              std::to_string(program.ranks[o.failRank].ops.size()) + " ops";
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  if (anyRankFailed(error, rank, size))
+    return 1;
+  if (o.check) {
+    if (rank == 0)
+      std::printf("%s: OK: %d ranks, %d stages, %d microbatches, %zu ops\n",
+                  o.program.c_str(), program.workers, program.stages,
+                  program.microbatches, program.totalOps());
+    return 0;
+  }
+
+  program.keepOpsOf(rank);
+
+  std::unique_ptr<Model> model;
+  try {
+    model = makeModel(o, program.stages);
+  } catch (const std::exception &e) {
+    error = std::string("pipeline-run: ") + e.what();
+  }
+  if (anyRankFailed(error, rank, size))
+    return 1;
+
+  try {
+    return train(o, program, *model, rank);
+  } catch (const std::exception &e) {
+    // A failure on one rank (a model library's error, say) cannot be agreed
+    // on without hanging the others: end the whole job.
+    std::fprintf(stderr, "pipeline-run: rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rc = run(argc, argv, rank, size);
+  std::fflush(stdout);
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,187 @@
+#include "options.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+
+namespace pipesched::runtime {
+
+const char *usage() {
+  return R"(usage: mpirun -np W pipeline-run program.json [options]
+       pipeline-run --reference-only [program.json] [options]
+       pipeline-run --check program.json
+
+model and data (every rank derives the same values from --seed):
+  --hidden H             width of every layer (default 64)
+  --batch N              rows per microbatch (default 8)
+  --layers-per-stage L   Linear+GELU layers per stage (default 1)
+  --seed N               weights and data seed (default 1)
+  --loss mse|ce          mean squared error or softmax cross-entropy (mse)
+  --model-lib PATH.so    compute stages with a model library (stage_abi.h)
+training:
+  --steps N              training steps (default 3)
+  --optimizer sgd|adam   (default sgd)
+  --lr X                 learning rate (default 0.05 for sgd, 0.01 for adam)
+running:
+  --backend cpu          compute and transport backend (the only one for now)
+  --timeout SECONDS      deadline of every wait (default 60)
+  --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
+  --fail-rank R --fail-at-op N
+                         rank R exits with status 3 before its op N (first step)
+checking:
+  --verify               compare the final weights and losses with a sequential
+                         reference, and replicas with each other
+  --tolerance X          relative tolerance of --verify (default 1e-5)
+  --reference-only       only run the sequential reference and print its losses;
+                         without a program, give --stages S --microbatches B
+  --check                validate the program for its own worker count and exit
+  --help
+)";
+}
+
+namespace {
+
+bool parseInt(const std::string &s, int64_t lo, int64_t hi, int64_t &out) {
+  if (s.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno || *end || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseDouble(const std::string &s, double &out) {
+  if (s.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace
+
+std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
+  using Setter = std::function<std::optional<std::string>(const std::string &)>;
+  auto integer = [](int64_t lo, int64_t hi, auto store) -> Setter {
+    return [=](const std::string &v) -> std::optional<std::string> {
+      int64_t x;
+      if (!parseInt(v, lo, hi, x))
+        return "expects an integer in [" + std::to_string(lo) + ", " +
+               std::to_string(hi) + "], got '" + v + "'";
+      store(x);
+      return std::nullopt;
+    };
+  };
+  auto number = [](double lo, auto store) -> Setter {
+    return [=](const std::string &v) -> std::optional<std::string> {
+      double x;
+      if (!parseDouble(v, x) || !(x >= lo))
+        return "expects a number >= " + std::to_string(lo) + ", got '" + v + "'";
+      store(x);
+      return std::nullopt;
+    };
+  };
+  const int64_t kBig = int64_t(1) << 30;
+  std::map<std::string, Setter> valued = {
+      {"--hidden", integer(1, 1 << 14, [&](int64_t x) { o.hidden = x; })},
+      {"--batch", integer(1, kBig, [&](int64_t x) { o.batch = x; })},
+      {"--layers-per-stage", integer(1, 1 << 16, [&](int64_t x) { o.layers = x; })},
+      {"--seed", integer(0, INT64_MAX, [&](int64_t x) { o.seed = uint64_t(x); })},
+      {"--steps", integer(1, kBig, [&](int64_t x) { o.steps = int(x); })},
+      {"--fail-rank", integer(0, kBig, [&](int64_t x) { o.failRank = int(x); })},
+      {"--fail-at-op", integer(0, INT64_MAX, [&](int64_t x) { o.failAtOp = x; })},
+      {"--stages", integer(1, kBig, [&](int64_t x) { o.stages = int(x); })},
+      {"--microbatches", integer(1, kBig, [&](int64_t x) { o.microbatches = int(x); })},
+      {"--lr", number(0, [&](double x) { o.lr = x; })},
+      {"--timeout", number(1e-3, [&](double x) { o.timeout = x; })},
+      {"--tolerance", number(0, [&](double x) { o.tolerance = x; })},
+      {"--timeline", [&](const std::string &v) { o.timeline = v; return std::optional<std::string>(); }},
+      {"--model-lib", [&](const std::string &v) { o.modelLib = v; return std::optional<std::string>(); }},
+      {"--optimizer",
+       [&](const std::string &v) -> std::optional<std::string> {
+         if (v == "sgd") o.optimizer = OptimizerKind::Sgd;
+         else if (v == "adam") o.optimizer = OptimizerKind::Adam;
+         else return "expects sgd or adam, got '" + v + "'";
+         return std::nullopt;
+       }},
+      {"--loss",
+       [&](const std::string &v) -> std::optional<std::string> {
+         if (v == "mse") o.loss = LossKind::Mse;
+         else if (v == "ce") o.loss = LossKind::CrossEntropy;
+         else return "expects mse or ce, got '" + v + "'";
+         return std::nullopt;
+       }},
+      {"--backend",
+       [&](const std::string &v) -> std::optional<std::string> {
+         if (v != "cpu")
+           return "expects cpu (the only backend of this version), got '" + v + "'";
+         o.backend = v;
+         return std::nullopt;
+       }},
+  };
+  std::map<std::string, bool *> flags = {
+      {"--verify", &o.verify},
+      {"--reference-only", &o.referenceOnly},
+      {"--check", &o.check},
+      {"--help", &o.help},
+      {"-h", &o.help},
+  };
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (!o.program.empty())
+        return "more than one program given ('" + o.program + "' and '" + arg + "')";
+      o.program = arg;
+      continue;
+    }
+    std::string value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      hasValue = true;
+    }
+    if (auto f = flags.find(arg); f != flags.end()) {
+      if (hasValue)
+        return "option " + arg + " takes no value";
+      *f->second = true;
+      continue;
+    }
+    auto v = valued.find(arg);
+    if (v == valued.end())
+      return "unknown option '" + arg + "'";
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        return "option " + arg + " needs a value";
+      value = argv[++i];
+    }
+    if (auto err = v->second(value))
+      return "option " + arg + " " + *err;
+  }
+  if (o.help)
+    return std::nullopt;
+  if (o.program.empty() && !o.referenceOnly)
+    return "no program given";
+  if (o.referenceOnly && o.program.empty() && (o.stages == 0 || o.microbatches == 0))
+    return "--reference-only without a program needs --stages and --microbatches";
+  if ((o.failRank >= 0) != (o.failAtOp >= 0))
+    return "--fail-rank and --fail-at-op go together";
+  if (o.hidden * o.hidden * o.layers > int64_t(1) << 30)
+    return "--hidden and --layers-per-stage make a stage of more than 2^30 parameters";
+  if (o.batch * o.hidden > int64_t(1) << 30)
+    return "--batch x --hidden is more than 2^30 floats per tensor";
+  return std::nullopt;
+}
+
+} // namespace pipesched::runtime

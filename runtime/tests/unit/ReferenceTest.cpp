@@ -1,0 +1,174 @@
+// The sequential reference, the model library ABI, liveness and options.
+#include "liveness.h"
+#include "loader.h"
+#include "options.h"
+#include "reference.h"
+#include "tensor_store.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+using namespace pipesched::runtime;
+
+namespace {
+
+DataSpec data(LossKind loss = LossKind::Mse) {
+  DataSpec d;
+  d.seed = 3;
+  d.rows = 4;
+  d.hidden = 16;
+  d.microbatches = 3;
+  d.loss = loss;
+  return d;
+}
+
+OptimizerConfig adam() {
+  OptimizerConfig o;
+  o.kind = OptimizerKind::Adam;
+  o.lr = 0.01f;
+  return o;
+}
+
+TEST(Reference, IsDeterministic) {
+  ModelShape shape{3, 16, 2, 3};
+  Model m1(shape), m2(shape);
+  ReferenceResult a = runReference(m1, data(), OptimizerConfig{}, 3);
+  ReferenceResult b = runReference(m2, data(), OptimizerConfig{}, 3);
+  EXPECT_EQ(a.losses, b.losses);
+  EXPECT_EQ(a.params, b.params);
+  ASSERT_EQ(a.params.size(), 3u);
+  EXPECT_EQ(a.params[0].size(), size_t(2 * (16 * 16 + 16)));
+}
+
+TEST(Reference, SeedsAndStepsMatter) {
+  ModelShape shape{2, 16, 1, 3};
+  Model m(shape);
+  ReferenceResult a = runReference(m, data(), OptimizerConfig{}, 2);
+  EXPECT_NE(a.losses[0], a.losses[1]);
+  ModelShape other = shape;
+  other.seed = 4;
+  Model m2(other);
+  DataSpec d = data();
+  d.seed = 4;
+  EXPECT_NE(runReference(m2, d, OptimizerConfig{}, 2).losses, a.losses);
+}
+
+TEST(Reference, TrainingFitsOneBatch) {
+  // The data changes every step, so check that one SGD step lowers the loss
+  // of the batch it was computed on.
+  ModelShape shape{2, 16, 1, 5};
+  Model m(shape);
+  DataSpec d = data(LossKind::CrossEntropy);
+  d.microbatches = 1;
+  ReferenceResult r0 = runReference(m, d, OptimizerConfig{}, 1);
+  std::vector<float> x(size_t(d.rows * d.hidden)), h(x.size()), y(x.size());
+  auto lossWith = [&](const std::vector<std::vector<float>> &p) {
+    makeInput(d, 0, 0, x.data());
+    m.forward(0, p[0].data(), d.rows, x.data(), h.data());
+    m.forward(1, p[1].data(), d.rows, h.data(), y.data());
+    return lossAndGrad(d, 0, 0, y.data(), nullptr);
+  };
+  EXPECT_LT(lossWith(r0.params), r0.losses[0]);
+}
+
+TEST(Reference, AdamAndCrossEntropyStayFinite) {
+  ModelShape shape{2, 16, 2, 9};
+  Model m(shape);
+  ReferenceResult r = runReference(m, data(LossKind::CrossEntropy), adam(), 4);
+  for (double l : r.losses)
+    EXPECT_TRUE(std::isfinite(l));
+  EXPECT_NEAR(r.losses[0], std::log(16.0), 0.5); // ~uniform prediction at start
+}
+
+// The example library reimplements the MLP in C: same weights, bit for bit.
+TEST(ModelLibrary, TrainsLikeTheBuiltIn) {
+  for (OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adam}) {
+    ModelShape shape{3, 16, 2, 3};
+    Model builtin(shape);
+    Model plugin(shape, PIPESCHED_MLP_PLUGIN);
+    EXPECT_EQ(plugin.name(), std::string("example MLP plugin (") + PIPESCHED_MLP_PLUGIN + ")");
+    OptimizerConfig o = kind == OptimizerKind::Sgd ? OptimizerConfig{} : adam();
+    DataSpec d = data();
+    d.rows = 13; // the built-in's blocks of 8 rows and the remainder
+    ReferenceResult a = runReference(builtin, d, o, 3);
+    ReferenceResult b = runReference(plugin, d, o, 3);
+    EXPECT_EQ(a.losses, b.losses);
+    EXPECT_EQ(a.params, b.params);
+  }
+}
+
+TEST(ModelLibrary, LoadErrors) {
+  ModelShape shape;
+  try {
+    Model m(shape, "/nonexistent/libnothing.so");
+    FAIL();
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("cannot load model library"), std::string::npos);
+  }
+}
+
+TEST(TensorStore, CountsBytes) {
+  TensorStore s;
+  s.put(1, 10);
+  s.put(2, 20);
+  EXPECT_EQ(s.liveBytes(), 120u);
+  s.erase(1);
+  s.put(3, 5);
+  EXPECT_EQ(s.liveBytes(), 100u);
+  EXPECT_EQ(s.peakBytes(), 120u);
+  s.put(2, 1); // replaces
+  EXPECT_EQ(s.liveBytes(), 24u);
+  EXPECT_EQ(s.find(1), nullptr);
+}
+
+// Every tensor a rank touches is freed once, after its last use.
+TEST(Liveness, FreesAfterLastUse) {
+  Program p = loadProgram(std::string(PIPESCHED_TEST_PROGRAMS) + "/1f1b-4.json", 4);
+  for (int r = 0; r < p.workers; ++r) {
+    FreePlan plan = planFrees(p, r);
+    const RankProgram &rp = p.ranks[r];
+    std::map<uint64_t, size_t> last;
+    for (size_t i = 0; i < rp.ops.size(); ++i) {
+      auto use = [&](uint64_t k) { last[k] = i; };
+      forEachRead(p, rp, rp.ops[i], use);
+      forEachWrite(p, rp, rp.ops[i], use);
+    }
+    std::set<uint64_t> freed;
+    for (size_t i = 0; i < rp.ops.size(); ++i)
+      for (uint32_t k = plan.offsets[i]; k < plan.offsets[i + 1]; ++k) {
+        EXPECT_TRUE(freed.insert(plan.keys[k]).second);
+        EXPECT_EQ(last.at(plan.keys[k]), i) << describeKey(plan.keys[k]);
+      }
+    EXPECT_EQ(freed.size(), last.size());
+  }
+}
+
+std::optional<std::string> parse(std::vector<const char *> args, Options &o) {
+  args.insert(args.begin(), "pipeline-run");
+  return parseOptions(int(args.size()), const_cast<char **>(args.data()), o);
+}
+
+TEST(Options, Parses) {
+  Options o;
+  EXPECT_FALSE(parse({"p.json", "--hidden", "32", "--optimizer=adam", "--verify"}, o));
+  EXPECT_EQ(o.program, "p.json");
+  EXPECT_EQ(o.hidden, 32);
+  EXPECT_TRUE(o.verify);
+  EXPECT_FLOAT_EQ(o.learningRate(), 0.01f);
+  auto error = [](std::vector<const char *> args) {
+    Options fresh;
+    return parse(std::move(args), fresh).value_or("(accepted)");
+  };
+  EXPECT_EQ(error({"p.json", "--hidden", "x"}),
+            "option --hidden expects an integer in [1, 16384], got 'x'");
+  EXPECT_EQ(error({"p.json", "--frobnicate"}), "unknown option '--frobnicate'");
+  EXPECT_EQ(error({"p.json", "--fail-rank", "1"}), "--fail-rank and --fail-at-op go together");
+  EXPECT_EQ(error({"p.json", "q.json"}), "more than one program given ('p.json' and 'q.json')");
+  EXPECT_EQ(error({}), "no program given");
+  EXPECT_EQ(error({"--reference-only", "--stages", "2", "--microbatches", "3"}), "(accepted)");
+}
+
+} // namespace
