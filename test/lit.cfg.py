@@ -28,3 +28,12 @@ for optional in ["pipeline-translate", "pipeline-run"]:
     if os.path.exists(os.path.join(config.pipesched_tools_dir, optional)):
         tools.append(optional)
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# mpirun for the runtime tests: as root it needs --allow-run-as-root, and more
+# ranks than cores need --oversubscribe.
+import shutil
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(os.path.join(config.pipesched_tools_dir, "pipeline-run")):
+    config.available_features.add("runtime")
+    config.substitutions.append(
+        ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe --bind-to none"))
