@@ -19,4 +19,4 @@ echo "build/demo-program.json: $workers ranks, $(grep -c '"op"' build/demo-progr
 echo "== train on the CPU backend: mpirun -np $workers pipeline-run"
 mpi=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
-mpirun "${mpi[@]}" -np "$workers" build/bin/pipeline-run build/demo-program.json --steps 5 --verify
+mpirun "${mpi[@]}" -np "$workers" build/bin/pipeline-run build/demo-program.json --steps 20 --optimizer adam --verify
