@@ -164,6 +164,11 @@ LogicalResult StepOp::verifyRegions() {
   if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
       llvm::MulOverflow(numJobs, perPair, numJobs))
     return emitOpError("stages * microbatches is too large");
+  // Every worker gets a program: a million ranks is past any machine.
+  constexpr int64_t kMaxWorkers = int64_t(1) << 20;
+  if (getWorkers() > kMaxWorkers)
+    return emitOpError() << "has " << getWorkers()
+                         << " workers, more than the supported " << kMaxWorkers;
 
   auto emitError = [&] { return emitOpError(); };
   if (StageGraphAttr graph = getStageGraphAttr())

@@ -10,10 +10,21 @@ namespace pipesched {
 
 namespace {
 struct SchedExpand : pipesched::impl::SchedExpandBase<SchedExpand> {
+  using Base::Base;
   void runOnOperation() override {
     pipesched::sched::StepOp step = getOperation();
-    if (step.isSpec())
-      pipesched::sched::buildJobGraph(step);
+    if (!step.isSpec())
+      return;
+    // The verifier guarantees the product does not overflow.
+    int64_t jobs =
+        step.getStages() * step.getMicrobatches() * step.getJobsPerPair();
+    if (jobs > maxJobs) {
+      step.emitOpError() << "would expand into " << jobs
+                         << " jobs, more than max-jobs = " << maxJobs
+                         << " (--sched-expand=max-jobs=N raises the limit)";
+      return signalPassFailure();
+    }
+    pipesched::sched::buildJobGraph(step);
   }
 };
 } // namespace

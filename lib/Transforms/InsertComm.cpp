@@ -279,7 +279,7 @@ void SchedInsertComm::runOnOperation() {
   Builder attrs(ctx);
   SmallVector<IntegerAttr> interned;
   auto i64 = [&](int64_t v) {
-    if (v < 0 || v > (int64_t(1) << 24))
+    if (v < 0 || v >= (int64_t(1) << 20))
       return attrs.getI64IntegerAttr(v);
     if (static_cast<size_t>(v) >= interned.size())
       interned.resize(v + 1);

@@ -32,11 +32,9 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
       return signalPassFailure();
 
     int64_t numWorkers = step.getWorkers();
-    // One uniqued attribute per worker, interned once.
+    // One uniqued attribute per worker used, interned on first use.
     Builder builder(&getContext());
-    SmallVector<IntegerAttr> workerAttr;
-    for (int64_t w = 0; w < numWorkers; ++w)
-      workerAttr.push_back(builder.getI64IntegerAttr(w));
+    llvm::DenseMap<int64_t, IntegerAttr> workerAttr;
 
     // Returns the worker `map` gives `job`, or a diagnostic naming the job.
     auto evaluate = [&](JobOpInterface job, AffineMap map,
@@ -44,8 +42,12 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
       int64_t worker = evaluatePlacement(map, job.getStageIndex(),
                                          job.getMicrobatchIndex(),
                                          job.getDirection());
-      if (worker >= 0 && worker < numWorkers)
-        return workerAttr[worker];
+      if (worker >= 0 && worker < numWorkers) {
+        IntegerAttr &attr = workerAttr[worker];
+        if (!attr)
+          attr = builder.getI64IntegerAttr(worker);
+        return attr;
+      }
       return job->emitOpError()
              << role << " maps " << describeJob(job) << " to worker " << worker
              << ", outside [0, " << numWorkers << ")";

@@ -21,6 +21,10 @@ using namespace pipesched;
 using namespace pipesched::sched;
 namespace sim = pipesched::scheduling;
 
+/// Times and positions below this are interned in a table; larger ones (long
+/// durations) go through the uniquer.
+static constexpr int64_t kInternLimit = 1 << 20;
+
 namespace {
 struct SchedSimulate : pipesched::impl::SchedSimulateBase<SchedSimulate> {
   using Base::Base;
@@ -168,6 +172,8 @@ void SchedSimulate::runOnOperation() {
   Builder builder(&getContext());
   SmallVector<IntegerAttr> interned;
   auto attrFor = [&](int64_t v) {
+    if (v >= kInternLimit)
+      return builder.getI64IntegerAttr(v);
     if (static_cast<size_t>(v) >= interned.size())
       interned.resize(v + 1);
     if (!interned[v])

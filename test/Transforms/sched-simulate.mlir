@@ -48,3 +48,14 @@ module @ddp {
   sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.ddp {
   }
 }
+
+// -----
+
+// Tests durations far beyond any interning table.
+// CHECK-LABEL: module @long_jobs
+// CHECK:         sched.backward(0, 0) {{.*}} at 99999999999 to 100000000001{{$}}
+module @long_jobs {
+  sched.step stages = 1, microbatches = 1, workers = 1 strategy #sched.ddp
+      cost <fwd = 99999999999, bwd = 2> {
+  }
+}

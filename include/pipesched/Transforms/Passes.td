@@ -16,7 +16,13 @@ def SchedExpand : Pass<"sched-expand", "::pipesched::sched::StepOp"> {
     chain followed by its backward chain. A step that already holds jobs is
     left alone. With a split backward (cost `bwd_w`) each backward is
     followed by its `sched.backward_weight`. Linear in the number of jobs.
+    A step larger than `max-jobs` is refused rather than exhausting memory
+    (a job costs about 400 bytes).
   }];
+  let options = [
+    Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 25",
+           "Refuse to expand a step into more jobs than this">,
+  ];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 

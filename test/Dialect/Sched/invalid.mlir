@@ -312,3 +312,10 @@ sched.step stages = 1, microbatches = 1, workers = 1 {
   // expected-error @below {{'sched.backward' op backward (s=0, b=0) runs at position 0 on worker 0, not after its input forward (s=0, b=0) at position 1}}
   %1 = sched.backward(0, 0) grad %0 on 0 order 0
 }
+
+// -----
+
+// Tests that the number of workers is bounded (every worker gets a program).
+// expected-error @below {{'sched.step' op has 99999999999 workers, more than the supported 1048576}}
+sched.step stages = 2, microbatches = 4, workers = 99999999999 {
+}
