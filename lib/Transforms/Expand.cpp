@@ -18,9 +18,10 @@ struct SchedExpand : pipesched::impl::SchedExpandBase<SchedExpand> {
     // The verifier guarantees the product does not overflow.
     int64_t jobs =
         step.getStages() * step.getMicrobatches() * step.getJobsPerPair();
-    if (jobs > maxJobs) {
+    int64_t limit = maxJobs;
+    if (jobs > limit) {
       step.emitOpError() << "would expand into " << jobs
-                         << " jobs, more than max-jobs = " << maxJobs
+                         << " jobs, more than max-jobs = " << limit
                          << " (--sched-expand=max-jobs=N raises the limit)";
       return signalPassFailure();
     }

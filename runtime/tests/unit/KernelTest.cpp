@@ -139,11 +139,28 @@ TEST(Kernels, MseValue) {
   d.hidden = 2;
   d.seed = 3;
   std::vector<float> t(2);
-  uint64_t key = pipesched_rng_key(3, PIPESCHED_RNG_TARGET, 0, 0);
-  t[0] = pipesched_rng_uniform(key, 0) + 1.0f;
-  t[1] = pipesched_rng_uniform(key, 1) - 2.0f;
+  // The target is the teacher x / 2 of the microbatch's input.
+  uint64_t key = pipesched_rng_key(3, PIPESCHED_RNG_INPUT, 0, 0);
+  t[0] = 0.5f * pipesched_rng_uniform(key, 0) + 1.0f;
+  t[1] = 0.5f * pipesched_rng_uniform(key, 1) - 2.0f;
   // ((1)^2 / 2 + (2)^2 / 2) / 2
-  EXPECT_DOUBLE_EQ(lossAndGrad(d, 0, 0, t.data(), nullptr), 1.25);
+  EXPECT_NEAR(lossAndGrad(d, 0, 0, t.data(), nullptr), 1.25, 1e-6);
+}
+
+TEST(Kernels, CrossEntropyTargetIsTheLargestInput) {
+  DataSpec d;
+  d.rows = 1;
+  d.hidden = 4;
+  d.seed = 5;
+  d.loss = LossKind::CrossEntropy;
+  std::vector<float> x(4), grad(4);
+  makeInput(d, 0, 0, x.data());
+  int64_t target = std::max_element(x.begin(), x.end()) - x.begin();
+  std::vector<float> y(4, 0.0f);
+  lossAndGrad(d, 0, 0, y.data(), grad.data());
+  // Uniform logits: the gradient is (1/4 - 1) at the target, 1/4 elsewhere.
+  for (int64_t k = 0; k < 4; ++k)
+    EXPECT_EQ(grad[k] < 0, k == target) << "class " << k;
 }
 
 TEST(Kernels, InputsAreKeyedByStepAndMicrobatch) {
