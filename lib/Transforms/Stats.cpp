@@ -201,8 +201,7 @@ static Totals totals(const StepStats &s) {
   return t;
 }
 
-static void printTable(llvm::raw_ostream &os, StepOp step,
-                       const StepStats &s) {
+static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   Totals t = totals(s);
   os << "sched.step stages = " << s.stages << ", microbatches = "
      << s.microbatches << ", workers = " << s.workers << "\n";
@@ -281,7 +280,7 @@ void SchedStats::runOnOperation() {
     if (failed(stats))
       return WalkResult::interrupt();
     if (format == StatsFormat::Table)
-      printTable(llvm::outs(), step, *stats);
+      printTable(llvm::outs(), *stats);
     else
       steps.push_back(toJson(*stats));
     return WalkResult::advance();
