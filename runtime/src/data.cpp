@@ -20,16 +20,47 @@ void makeInput(const DataSpec &d, int step, int microbatch, float *x) {
 // regresses onto x / 2, cross-entropy classifies each row by the index of
 // its largest input. The input is regenerated from its counter-based key,
 // so the last stage needs no copy of it.
+namespace {
+
+uint64_t dataKey(const DataSpec &d, int step, int microbatch) {
+  return pipesched_rng_key(d.seed, PIPESCHED_RNG_INPUT, uint64_t(step),
+                           uint64_t(microbatch));
+}
+
+float mseTarget(uint64_t key, int64_t k) {
+  return 0.5f * pipesched_rng_uniform(key, uint64_t(k));
+}
+
+int64_t ceTarget(uint64_t key, int64_t r, int64_t H) {
+  int64_t target = 0;
+  for (int64_t k = 1; k < H; ++k)
+    if (pipesched_rng_uniform(key, uint64_t(r * H + k)) >
+        pipesched_rng_uniform(key, uint64_t(r * H + target)))
+      target = k;
+  return target;
+}
+
+} // namespace
+
+void makeTargets(const DataSpec &d, int step, int microbatch, float *t) {
+  const uint64_t key = dataKey(d, step, microbatch);
+  if (d.loss == LossKind::Mse)
+    for (int64_t k = 0; k < d.rows * d.hidden; ++k)
+      t[k] = mseTarget(key, k);
+  else
+    for (int64_t r = 0; r < d.rows; ++r)
+      t[r] = float(ceTarget(key, r, d.hidden));
+}
+
 double lossAndGrad(const DataSpec &d, int step, int microbatch, const float *y,
                    float *grad) {
   const int64_t R = d.rows, H = d.hidden;
-  uint64_t key = pipesched_rng_key(d.seed, PIPESCHED_RNG_INPUT, uint64_t(step),
-                                   uint64_t(microbatch));
+  const uint64_t key = dataKey(d, step, microbatch);
   double loss = 0.0;
   if (d.loss == LossKind::Mse) {
     const float scale = 1.0f / (float(R * H) * float(d.microbatches));
     for (int64_t k = 0; k < R * H; ++k) {
-      float diff = y[k] - 0.5f * pipesched_rng_uniform(key, uint64_t(k));
+      float diff = y[k] - mseTarget(key, k);
       loss += 0.5 * double(diff) * double(diff);
       if (grad)
         grad[k] = diff * scale;
@@ -39,11 +70,7 @@ double lossAndGrad(const DataSpec &d, int step, int microbatch, const float *y,
   const float scale = 1.0f / (float(R) * float(d.microbatches));
   for (int64_t r = 0; r < R; ++r) {
     const float *row = y + r * H;
-    int64_t target = 0;
-    for (int64_t k = 1; k < H; ++k)
-      if (pipesched_rng_uniform(key, uint64_t(r * H + k)) >
-          pipesched_rng_uniform(key, uint64_t(r * H + target)))
-        target = k;
+    const int64_t target = ceTarget(key, r, H);
     // Shifted by the row maximum so exp never overflows.
     float top = *std::max_element(row, row + H);
     double sum = 0.0;

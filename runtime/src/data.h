@@ -20,11 +20,17 @@ struct DataSpec {
 void makeInput(const DataSpec &d, int step, int microbatch, float *x);
 
 // The loss of microbatch `microbatch` given the last stage's output y:
-//   MSE: mean over rows x hidden of (y - t)^2 / 2, t uniform in [-1, 1);
-//   CE:  mean over rows of -log softmax(y_row)[class], one class per row.
+//   MSE: mean over rows x hidden of (y - t)^2 / 2, t = x / 2 (x: makeInput);
+//   CE:  mean over rows of -log softmax(y_row)[class], class = the index of
+//        the row's largest input.
 // With grad != nullptr, also writes grad[rows x hidden] = dTotal/dy where
 // Total = (1/B) sum_b loss_b, i.e. dloss_b/dy / B.
 double lossAndGrad(const DataSpec &d, int step, int microbatch, const float *y,
                    float *grad);
+
+// The targets lossAndGrad uses, for a backend that computes the loss
+// elsewhere: MSE: t[rows x hidden]; cross-entropy: each row's class in
+// t[0 .. rows) (exact in float: hidden <= 2^14).
+void makeTargets(const DataSpec &d, int step, int microbatch, float *t);
 
 } // namespace pipesched::runtime

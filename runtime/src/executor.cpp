@@ -1,5 +1,7 @@
 #include "executor.h"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -7,36 +9,42 @@
 
 namespace pipesched::runtime {
 
-Executor::Executor(const Program &program, int rank, Model &model,
-                   Transport &transport, const ExecutorConfig &config)
+Executor::Executor(const Program &program, int rank, const Model &model,
+                   Backend &backend, const ExecutorConfig &config)
     : program_(program), mine_(program.ranks[rank]), rank_(rank), model_(model),
-      transport_(transport), config_(config), frees_(planFrees(program, rank)),
-      block_(config.data.rows * config.data.hidden) {
+      backend_(backend), config_(config), frees_(planFrees(program, rank)),
+      block_(size_t(config.data.rows * config.data.hidden)) {
   const int S = program.stages;
   owned_.resize(S);
   fetched_.resize(S);
   grads_.resize(S);
-  hasFetched_.assign(S, 0);
-  optimizerState_.resize(S);
+  std::vector<float> host;
   for (int s : mine_.owns) {
-    owned_[s].resize(size_t(model.numParams(s)));
-    model.init(s, owned_[s].data());
+    host.assign(size_t(model.numParams(s)), 0.0f);
+    model.init(s, host.data());
+    owned_[s] = backend.allocate(host.size());
+    backend.upload(*owned_[s], host.data());
   }
-  inputScratch_.resize(size_t(block_));
-  lossGrad_.resize(size_t(block_));
+  lossGrad_ = backend.allocate(block_);
 }
 
-const std::vector<float> *Executor::ownedParams(int stage) const {
-  return mine_.ownsStage(stage) ? &owned_[stage] : nullptr;
+std::vector<float> Executor::ownedParams(int stage) {
+  std::vector<float> host;
+  if (mine_.ownsStage(stage)) {
+    host.resize(owned_[stage]->size());
+    backend_.download(*owned_[stage], host.data());
+  }
+  return host;
 }
 
 double Executor::runStep(int step, Clock::time_point stepStart,
                          std::vector<OpTiming> &timeline) {
   step_ = step;
-  lossSum_ = 0;
   auto ns = [&](Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t - stepStart).count();
   };
+  const size_t first = timeline.size();
+  backend_.beginStep(step);
   for (size_t i = 0; i < mine_.ops.size(); ++i) {
     const Op &op = mine_.ops[i];
     if (step == 0 && rank_ == config_.failRank && int64_t(i) == config_.failAtOp) {
@@ -48,16 +56,27 @@ double Executor::runStep(int step, Clock::time_point stepStart,
       std::_Exit(3);
     }
     Clock::time_point start = Clock::now();
-    execute(op, i);
+    backend_.beginOp(i, isP2P(op.kind) || op.kind == OpKind::Group ||
+                            isCollective(op.kind));
+    if (backend_.failed())
+      stalled();
+    execute(op);
+    if (backend_.failed())
+      stalled();
     for (uint32_t k = frees_.offsets[i]; k < frees_.offsets[i + 1]; ++k)
       store_.erase(frees_.keys[k]);
+    backend_.endOp();
     timeline.push_back(OpTiming{int32_t(step), int32_t(i), ns(start), ns(Clock::now())});
   }
   endStep();
-  return lossSum_;
+  double lossSum = 0;
+  if (!backend_.finishStep(lossSum))
+    stalled();
+  backend_.deviceTimes(timeline.data() + first, timeline.size() - first);
+  return lossSum;
 }
 
-void Executor::execute(const Op &op, size_t index) {
+void Executor::execute(const Op &op) {
   switch (op.kind) {
   case OpKind::Forward:
     forward(op);
@@ -72,69 +91,68 @@ void Executor::execute(const Op &op, size_t index) {
   case OpKind::Recv:
   case OpKind::SendWeights:
   case OpKind::FetchWeights:
-    transfer(&op, 1, index);
+    transfer(&op, 1);
     break;
   case OpKind::Group:
-    transfer(mine_.childrenOf(op), op.numChildren, index);
+    transfer(mine_.childrenOf(op), op.numChildren);
     break;
   case OpKind::ReleaseWeights:
-    fetchedBytes_ -= fetched_[op.stage].size() * sizeof(float);
-    std::vector<float>().swap(fetched_[op.stage]);
-    hasFetched_[op.stage] = 0;
+    fetchedBytes_ -= fetched_[op.stage]->bytes();
+    fetched_[op.stage].reset();
     break;
   case OpKind::AllreduceGrad:
   case OpKind::ReduceGrad:
-    collective(op, index);
+    collective(op);
     break;
   case OpKind::OptimizerStep:
-    optimizerStep(op);
+    backend_.optimizerStep(op.stage, *owned_[op.stage], gradBuffer(op.stage));
     break;
   }
 }
 
 // The validator proved every read is preceded by a write on this rank; a
 // miss here is a runtime bug, reported rather than dereferenced.
-const std::vector<float> &Executor::tensor(uint64_t key) const {
-  const std::vector<float> *t = store_.find(key);
+const Buffer &Executor::tensor(uint64_t key) const {
+  const Buffer *t = store_.find(key);
   if (!t)
     throw std::runtime_error("rank " + std::to_string(rank_) + ": " +
                              describeKey(key) + " is not in the tensor store");
   return *t;
 }
 
-const float *Executor::input(int stage, int microbatch) {
-  if (stage == 0) {
-    makeInput(config_.data, step_, microbatch, inputScratch_.data());
-    return inputScratch_.data();
-  }
-  return tensor(tensorKey(TensorKind::Act, stage - 1, microbatch)).data();
+const Buffer &Executor::input(int stage, int microbatch) {
+  if (stage == 0)
+    return backend_.input(step_, microbatch);
+  return tensor(tensorKey(TensorKind::Act, stage - 1, microbatch));
 }
 
-const float *Executor::weights(const Op &op) const {
+const Buffer &Executor::weights(const Op &op) const {
   if (mine_.ownsStage(op.stage))
-    return owned_[op.stage].data();
-  if (hasFetched_[op.stage])
-    return fetched_[op.stage].data();
+    return *owned_[op.stage];
+  if (fetched_[op.stage])
+    return *fetched_[op.stage];
   throw std::runtime_error("rank " + std::to_string(rank_) + ": " +
                            describe(program_, op) + " needs stage " +
                            std::to_string(op.stage) +
                            "'s weights, which it neither owns nor fetched");
 }
 
-std::vector<float> &Executor::gradBuffer(int stage) {
-  std::vector<float> &g = grads_[stage];
-  if (g.empty())
-    g.assign(size_t(model_.numParams(stage)), 0.0f);
-  return g;
+Buffer &Executor::gradBuffer(int stage) {
+  BufferPtr &g = grads_[stage];
+  if (!g) {
+    g = backend_.allocate(size_t(model_.numParams(stage)));
+    backend_.zero(*g);
+  }
+  return *g;
 }
 
 void Executor::forward(const Op &op) {
-  const float *in = input(op.stage, op.microbatch);
-  std::vector<float> &out =
-      store_.put(tensorKey(TensorKind::Act, op.stage, op.microbatch), size_t(block_));
-  model_.forward(op.stage, weights(op), config_.data.rows, in, out.data());
+  const Buffer &in = input(op.stage, op.microbatch);
+  BufferPtr out = backend_.allocate(block_);
+  backend_.forward(op.stage, weights(op), in, *out);
   if (op.stage + 1 == program_.stages)
-    lossSum_ += lossAndGrad(config_.data, step_, op.microbatch, out.data(), nullptr);
+    backend_.addLoss(step_, op.microbatch, *out);
+  store_.put(tensorKey(TensorKind::Act, op.stage, op.microbatch), std::move(out));
 }
 
 // The input gradient (inputGrad) and/or the weight gradient (weightGrad) of
@@ -142,72 +160,62 @@ void Executor::forward(const Op &op) {
 // its input, so this may run on another rank than the forward.
 void Executor::backward(const Op &op, bool inputGrad, bool weightGrad) {
   const int s = op.stage, b = op.microbatch;
-  const float *gradOut;
+  const Buffer *gradOut;
   if (s + 1 == program_.stages) {
-    const std::vector<float> &y = tensor(tensorKey(TensorKind::Act, s, b));
-    lossAndGrad(config_.data, step_, b, y.data(), lossGrad_.data());
-    gradOut = lossGrad_.data();
+    backend_.lossGrad(step_, b, tensor(tensorKey(TensorKind::Act, s, b)), *lossGrad_);
+    gradOut = lossGrad_.get();
   } else {
-    gradOut = tensor(tensorKey(TensorKind::Grad, s + 1, b)).data();
+    gradOut = &tensor(tensorKey(TensorKind::Grad, s + 1, b));
   }
-  const float *in = input(s, b);
-  float *gradIn = nullptr;
+  const Buffer &in = input(s, b);
+  BufferPtr gradIn;
   if (inputGrad && s > 0)
-    gradIn = store_.put(tensorKey(TensorKind::Grad, s, b), size_t(block_)).data();
-  float *gradParams = weightGrad ? gradBuffer(s).data() : nullptr;
-  model_.backward(s, weights(op), config_.data.rows, in, gradOut, gradIn, gradParams);
+    gradIn = backend_.allocate(block_);
+  Buffer *gradParams = weightGrad ? &gradBuffer(s) : nullptr;
+  backend_.backward(s, weights(op), in, *gradOut, gradIn.get(), gradParams);
+  if (gradIn)
+    store_.put(tensorKey(TensorKind::Grad, s, b), std::move(gradIn));
 }
 
-// One transfer or a group: post everything, then wait for all. Receives
-// land in fresh buffers, stored once the group completes: a send in the
-// same group may still be reading an older copy of the same tensor.
-void Executor::transfer(const Op *ops, uint32_t count, size_t index) {
+// One transfer or a group: posted together, complete together. Receives
+// land in fresh buffers, stored after the group: a send in the same group
+// may still be reading an older copy of the same tensor.
+void Executor::transfer(const Op *ops, uint32_t count) {
+  std::vector<Transfer> transfers;
+  transfers.reserve(count);
   received_.clear();
-  received_.reserve(count);
   for (uint32_t c = 0; c < count; ++c) {
     const Op &op = ops[c];
     switch (op.kind) {
-    case OpKind::Send: {
-      const std::vector<float> &t = tensor(tensorKey(op.tensor, op.stage, op.microbatch));
-      transport_.postSend(t.data(), t.size(), op.peer, op.tag);
+    case OpKind::Send:
+      transfers.push_back(Transfer{
+          true, const_cast<Buffer *>(&tensor(tensorKey(op.tensor, op.stage, op.microbatch))),
+          op.peer, op.tag});
       break;
-    }
-    case OpKind::Recv: {
-      received_.emplace_back(size_t(block_));
-      transport_.postRecv(received_.back().data(), size_t(block_), op.peer, op.tag);
+    case OpKind::Recv:
+      received_.push_back(backend_.allocate(block_));
+      transfers.push_back(Transfer{false, received_.back().get(), op.peer, op.tag});
       break;
-    }
     case OpKind::SendWeights:
-      transport_.postSend(owned_[op.stage].data(), owned_[op.stage].size(),
-                          op.peer, op.tag);
+      transfers.push_back(Transfer{true, owned_[op.stage].get(), op.peer, op.tag});
       break;
-    case OpKind::FetchWeights: {
-      std::vector<float> &w = fetched_[op.stage];
-      w.assign(size_t(model_.numParams(op.stage)), 0.0f);
-      transport_.postRecv(w.data(), w.size(), op.peer, op.tag);
+    case OpKind::FetchWeights:
+      fetched_[op.stage] = backend_.allocate(size_t(model_.numParams(op.stage)));
+      transfers.push_back(Transfer{false, fetched_[op.stage].get(), op.peer, op.tag});
       break;
-    }
     default:
       break;
     }
   }
-  std::vector<size_t> pending;
-  if (!transport_.waitPosted(pending)) {
-    std::string what;
-    for (size_t p : pending)
-      what += (what.empty() ? "" : "; ") + describe(program_, ops[p]);
-    timedOut(index, what);
-  }
+  if (!backend_.transfer(transfers.data(), transfers.size()))
+    stalled();
   size_t next = 0;
   for (uint32_t c = 0; c < count; ++c) {
     const Op &op = ops[c];
     if (op.kind == OpKind::Recv)
-      store_.adopt(tensorKey(op.tensor, op.stage, op.microbatch),
-                   std::move(received_[next++]));
-    if (op.kind == OpKind::FetchWeights) {
-      hasFetched_[op.stage] = 1;
-      fetchedBytes_ += fetched_[op.stage].size() * sizeof(float);
-    }
+      store_.put(tensorKey(op.tensor, op.stage, op.microbatch), std::move(received_[next++]));
+    if (op.kind == OpKind::FetchWeights)
+      fetchedBytes_ += fetched_[op.stage]->bytes();
   }
   peakFetchedBytes_ = std::max(peakFetchedBytes_, fetchedBytes_);
 }
@@ -216,23 +224,14 @@ void Executor::transfer(const Op *ops, uint32_t count, size_t index) {
 // computed nothing). After an allreduce every member holds the sum; after a
 // reduce a member other than the root has handed its share over and starts
 // again from zero, so that a later collective does not count it twice.
-void Executor::collective(const Op &op, size_t index) {
-  std::vector<float> &g = gradBuffer(op.stage);
-  bool ok = op.kind == OpKind::AllreduceGrad
-                ? transport_.allreduce(g.data(), g.size(), op.group)
-                : transport_.reduce(g.data(), g.size(), op.root, op.group);
+void Executor::collective(const Op &op) {
+  Buffer &g = gradBuffer(op.stage);
+  bool ok = op.kind == OpKind::AllreduceGrad ? backend_.allreduce(g, op.group)
+                                             : backend_.reduce(g, op.root, op.group);
   if (!ok)
-    timedOut(index, describe(program_, op));
+    stalled();
   if (op.kind == OpKind::ReduceGrad && op.root != rank_)
-    std::vector<float>().swap(g);
-}
-
-void Executor::optimizerStep(const Op &op) {
-  std::vector<float> &g = gradBuffer(op.stage);
-  std::vector<float> &w = owned_[op.stage];
-  applyOptimizer(config_.optimizer, optimizerState_[op.stage], w.data(), g.data(),
-                 w.size());
-  std::fill(g.begin(), g.end(), 0.0f);
+    grads_[op.stage].reset();
 }
 
 // Nothing outlives a step but owned weights, their optimizer state and the
@@ -241,17 +240,32 @@ void Executor::endStep() {
   store_.clear();
   for (int s = 0; s < program_.stages; ++s) {
     if (!mine_.ownsStage(s))
-      std::vector<float>().swap(grads_[s]);
-    std::vector<float>().swap(fetched_[s]);
-    hasFetched_[s] = 0;
+      grads_[s].reset();
+    fetched_[s].reset();
   }
   fetchedBytes_ = 0;
 }
 
-void Executor::timedOut(size_t index, const std::string &what) const {
-  std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in op %zu (%s)\n",
-               rank_, transport_.timeout(), index, what.c_str());
+// The backend names the op a wait gave up in (with an asynchronous backend,
+// possibly an earlier one than the current) and, for a group, the transfers
+// still pending: printed, then the job ends.
+void Executor::stalled() const {
+  const Stall &st = backend_.stall();
+  const Op &op = mine_.ops.at(st.op);
+  std::string what;
+  const Op *children = op.kind == OpKind::Group ? mine_.childrenOf(op) : &op;
+  for (size_t p : st.pending)
+    what += (what.empty() ? "" : "; ") + describe(program_, children[p]);
+  if (what.empty())
+    what = describe(program_, mine_, op);
+  if (st.error.empty())
+    std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in op %zu (%s)\n",
+                 rank_, backend_.timeout(), st.op, what.c_str());
+  else
+    std::fprintf(stderr, "pipeline-run: rank %d: %s in op %zu (%s)\n", rank_,
+                 st.error.c_str(), st.op, what.c_str());
   std::fflush(stderr);
+  backend_.abort();
   MPI_Abort(MPI_COMM_WORLD, 2);
   std::abort(); // MPI_Abort does not return
 }

@@ -1,15 +1,15 @@
 // Runs one rank's program for one training step (docs/program-format.md):
-// compute through the Model, transfers and collectives through the
-// Transport, tensors in a TensorStore freed after their last use.
+// the op sequencing (weights owned or fetched, gradient buffers, tensors in
+// a TensorStore freed after their last use, fault injection, timings) is
+// here; memory, compute and communication go through a Backend (backend.h).
 #pragma once
 
+#include "backend.h"
 #include "data.h"
 #include "liveness.h"
 #include "model.h"
-#include "optimizer.h"
 #include "program.h"
 #include "tensor_store.h"
-#include "transport.h"
 
 #include <chrono>
 #include <cstdint>
@@ -20,24 +20,17 @@ namespace pipesched::runtime {
 
 struct ExecutorConfig {
   DataSpec data;
-  OptimizerConfig optimizer;
   int failRank = -1;     // --fail-rank
   int64_t failAtOp = -1; // --fail-at-op (first step)
-};
-
-// One executed op: its index in the rank's program and when it ran,
-// in nanoseconds since the start of its step.
-struct OpTiming {
-  int32_t step, op;
-  int64_t startNs, endNs;
 };
 
 class Executor {
 public:
   using Clock = std::chrono::steady_clock;
 
-  // Initializes the weights of the stages this rank owns.
-  Executor(const Program &program, int rank, Model &model, Transport &transport,
+  // Initializes the weights of the stages this rank owns (model.init on the
+  // host, then uploaded).
+  Executor(const Program &program, int rank, const Model &model, Backend &backend,
            const ExecutorConfig &config);
 
   // Runs the program once. Returns the sum of loss_b over the microbatches
@@ -45,44 +38,41 @@ public:
   double runStep(int step, Clock::time_point stepStart,
                  std::vector<OpTiming> &timeline);
 
-  // This rank's copy of an owned stage's parameters (nullptr if not owned).
-  const std::vector<float> *ownedParams(int stage) const;
+  // A host copy of this rank's parameters of an owned stage (empty if not
+  // owned).
+  std::vector<float> ownedParams(int stage);
   size_t peakTensorBytes() const { return store_.peakBytes(); }
   size_t peakFetchedBytes() const { return peakFetchedBytes_; }
 
 private:
-  void execute(const Op &op, size_t index);
+  void execute(const Op &op);
   void forward(const Op &op);
   void backward(const Op &op, bool inputGrad, bool weightGrad);
-  void transfer(const Op *ops, uint32_t count, size_t index);
-  void collective(const Op &op, size_t index);
-  void optimizerStep(const Op &op);
+  void transfer(const Op *ops, uint32_t count);
+  void collective(const Op &op);
   void endStep();
-  [[noreturn]] void timedOut(size_t index, const std::string &what) const;
+  [[noreturn]] void stalled() const;
 
-  const float *input(int stage, int microbatch);
-  const std::vector<float> &tensor(uint64_t key) const;
-  const float *weights(const Op &op) const;
-  std::vector<float> &gradBuffer(int stage);
+  const Buffer &input(int stage, int microbatch);
+  const Buffer &tensor(uint64_t key) const;
+  const Buffer &weights(const Op &op) const;
+  Buffer &gradBuffer(int stage);
 
   const Program &program_;
   const RankProgram &mine_;
   int rank_;
-  Model &model_;
-  Transport &transport_;
+  const Model &model_;
+  Backend &backend_;
   ExecutorConfig config_;
   FreePlan frees_;
   TensorStore store_;
   int step_ = 0;
-  double lossSum_ = 0;
-  int64_t block_; // floats of one boundary tensor: rows x hidden
+  size_t block_; // floats of one boundary tensor: rows x hidden
 
-  std::vector<std::vector<float>> owned_, fetched_, grads_;
-  std::vector<char> hasFetched_;
-  std::vector<OptimizerState> optimizerState_;
+  std::vector<BufferPtr> owned_, fetched_, grads_;
   size_t fetchedBytes_ = 0, peakFetchedBytes_ = 0;
-  std::vector<float> inputScratch_, lossGrad_;
-  std::vector<std::vector<float>> received_; // a group's receives in flight
+  BufferPtr lossGrad_;
+  std::vector<BufferPtr> received_; // a group's receives in flight
 };
 
 } // namespace pipesched::runtime

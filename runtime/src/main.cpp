@@ -1,5 +1,6 @@
 // pipeline-run: executes the per-rank programs of pipeline-translate, one MPI
 // process per rank: mpirun -np W pipeline-run program.json [options].
+#include "cpu_backend.h"
 #include "executor.h"
 #include "loader.h"
 #include "options.h"
@@ -8,6 +9,9 @@
 #include "transport.h"
 #include "validator.h"
 #include "verify.h"
+#if PIPESCHED_RUNTIME_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 
 #include <mpi.h>
 
@@ -32,6 +36,18 @@ bool anyRankFailed(const std::string &error, int rank, int size) {
     std::fflush(stderr);
   }
   return first < size;
+}
+
+// Every rank with a problem prints it (each may see another one, e.g. its
+// own node without a GPU); all agree on whether to stop.
+bool everyRankReports(const std::string &error) {
+  if (!error.empty()) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fflush(stderr);
+  }
+  int mine = !error.empty(), any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any != 0;
 }
 
 [[noreturn]] void controlTimeout(int rank, double timeout, const std::string &where) {
@@ -92,15 +108,33 @@ int maxTag() {
   return flag && ub ? *ub : 32767;
 }
 
-// The distributed run, once the program is valid everywhere.
-int train(const Options &o, const Program &program, Model &model, int rank) {
+std::unique_ptr<Backend> makeBackend(const Options &o, const Program &program,
+                                     Model &model, Transport &transport, int rank,
+                                     int device) {
+  const DataSpec data = dataSpec(o, program.microbatches);
+#if PIPESCHED_RUNTIME_HAVE_CUDA
+  if (o.backend == "cuda")
+    return makeCudaBackend(MPI_COMM_WORLD, CudaBackendConfig{&program, rank, device, data,
+                                                             optimizerConfig(o),
+                                                             model.shape(), o.timeout});
+#else
+  (void)rank;
+  (void)device;
+#endif
+  return std::make_unique<CpuBackend>(model, transport, data, optimizerConfig(o));
+}
+
+// The distributed run, once the program is valid everywhere. The MPI
+// transport also carries the control plane (barriers, losses) under cuda.
+int train(const Options &o, const Program &program, Model &model, int rank, int device) {
   Transport transport(MPI_COMM_WORLD, program, rank, o.timeout);
+  std::unique_ptr<Backend> backend =
+      makeBackend(o, program, model, transport, rank, device);
   ExecutorConfig config;
   config.data = dataSpec(o, program.microbatches);
-  config.optimizer = optimizerConfig(o);
   config.failRank = o.failRank;
   config.failAtOp = o.failAtOp;
-  Executor executor(program, rank, model, transport, config);
+  Executor executor(program, rank, model, *backend, config);
 
   std::vector<OpTiming> timeline;
   std::vector<double> losses, stepMs;
@@ -149,9 +183,13 @@ int train(const Options &o, const Program &program, Model &model, int rank) {
     }
   }
   if (o.verify) {
-    VerifyInputs in{&program, {}, losses, config.data, config.optimizer, o.steps, o.tolerance};
-    for (int s = 0; s < program.stages; ++s)
-      in.owned.push_back(executor.ownedParams(s));
+    VerifyInputs in{&program, {}, losses, config.data, optimizerConfig(o), o.steps,
+                    o.tolerance};
+    std::vector<std::vector<float>> owned(program.stages);
+    for (int s = 0; s < program.stages; ++s) {
+      owned[s] = executor.ownedParams(s);
+      in.owned.push_back(program.ranks[rank].ownsStage(s) ? &owned[s] : nullptr);
+    }
     std::fflush(stdout);
     if (!verifyRun(MPI_COMM_WORLD, rank, model, in))
       rc = 1;
@@ -213,6 +251,20 @@ int run(int argc, char **argv, int rank, int size) {
 
   program.keepOpsOf(rank);
 
+  // A GPU per rank, chosen before anything touches CUDA; without one every
+  // rank says so and all exit.
+  int device = -1;
+  if (o.backend == "cuda") {
+#if PIPESCHED_RUNTIME_HAVE_CUDA
+    error = selectCudaDevice(MPI_COMM_WORLD, device);
+#else
+    error = "pipeline-run: --backend cuda: this pipeline-run was built without the "
+            "CUDA backend (PIPESCHED_RUNTIME_CUDA=OFF, or CUDA, cuBLAS or NCCL not found)";
+#endif
+    if (everyRankReports(error))
+      return 1;
+  }
+
   std::unique_ptr<Model> model;
   try {
     model = makeModel(o, program.stages);
@@ -223,7 +275,7 @@ int run(int argc, char **argv, int rank, int size) {
     return 1;
 
   try {
-    return train(o, program, *model, rank);
+    return train(o, program, *model, rank, device);
   } catch (const std::exception &e) {
     // A failure on one rank (a model library's error, say) cannot be agreed
     // on without hanging the others: end the whole job.

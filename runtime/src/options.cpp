@@ -26,7 +26,8 @@ training:
   --optimizer sgd|adam   (default sgd)
   --lr X                 learning rate (default 0.05 for sgd, 0.01 for adam)
 running:
-  --backend cpu          compute and transport backend (the only one for now)
+  --backend cpu|cuda     compute and transport backend (default cpu); cuda:
+                         cuBLAS and NCCL, one GPU per rank, built-in MLP only
   --timeout SECONDS      deadline of every wait (default 60)
   --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
   --fail-rank R --fail-at-op N
@@ -123,8 +124,8 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
        }},
       {"--backend",
        [&](const std::string &v) -> std::optional<std::string> {
-         if (v != "cpu")
-           return "expects cpu (the only backend of this version), got '" + v + "'";
+         if (v != "cpu" && v != "cuda")
+           return "expects cpu or cuda, got '" + v + "'";
          o.backend = v;
          return std::nullopt;
        }},
@@ -177,6 +178,8 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
     return "--reference-only without a program needs --stages and --microbatches";
   if ((o.failRank >= 0) != (o.failAtOp >= 0))
     return "--fail-rank and --fail-at-op go together";
+  if (o.backend == "cuda" && !o.modelLib.empty())
+    return "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)";
   if (o.hidden * o.hidden * o.layers > int64_t(1) << 30)
     return "--hidden and --layers-per-stage make a stage of more than 2^30 parameters";
   if (o.batch * o.hidden > int64_t(1) << 30)

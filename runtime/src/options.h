@@ -28,7 +28,7 @@ struct Options {
   bool check = false; // validate only
   int stages = 0, microbatches = 0; // --reference-only without a program
   std::string modelLib;
-  std::string backend = "cpu";
+  std::string backend = "cpu"; // or "cuda"
   bool help = false;
 
   float learningRate() const {

@@ -1,23 +1,22 @@
 // The rank-local store of activations and gradients, keyed by
 // (act|grad, stage, microbatch) (program.h's tensorKey), with the byte
-// accounting behind the "peak tensor bytes" figure.
+// accounting behind the "peak tensor bytes" figure. The buffers live in the
+// backend's memory (backend.h); the store only owns them.
 #pragma once
+
+#include "backend.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
-#include <vector>
 
 namespace pipesched::runtime {
 
 class TensorStore {
 public:
-  // A zeroed buffer of n floats under `key` (replacing any earlier one).
-  // References stay valid until erase(key): unordered_map nodes do not move.
-  std::vector<float> &put(uint64_t key, size_t n);
-  // Stores `tensor` (a finished receive) under `key`.
-  void adopt(uint64_t key, std::vector<float> &&tensor);
-  const std::vector<float> *find(uint64_t key) const;
+  // Stores `tensor` under `key` (replacing any earlier one) and returns it.
+  Buffer &put(uint64_t key, BufferPtr tensor);
+  const Buffer *find(uint64_t key) const;
   void erase(uint64_t key);
   void clear();
 
@@ -26,7 +25,7 @@ public:
   size_t peakBytes() const { return peakBytes_; }
 
 private:
-  std::unordered_map<uint64_t, std::vector<float>> tensors_;
+  std::unordered_map<uint64_t, BufferPtr> tensors_;
   size_t liveBytes_ = 0, peakBytes_ = 0;
 };
 

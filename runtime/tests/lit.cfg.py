@@ -26,6 +26,9 @@ config.substitutions.append(("%mpirun", config.mpirun))
 
 if os.access(config.pipeline_translate, os.X_OK):
     config.available_features.add("pipeline-translate")
+# pipeline-run was built with --backend cuda (it may still find no GPU).
+if config.cuda_backend.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("cuda-backend")
 
 for var in ["PATH", "HOME", "TMPDIR", "LD_LIBRARY_PATH"]:
     if var in os.environ:

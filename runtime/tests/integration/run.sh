@@ -6,7 +6,8 @@
 # (all tests of this directory when none is named). Each test's "RUN:" lines
 # get lit's substitutions and run in bash as one chain `{ a; } && { b; }`;
 # a test passes when the chain succeeds. "REQUIRES: pipeline-translate"
-# skips a test when that tool is missing. Prints "N passed, M failed".
+# skips a test when that tool is missing, "REQUIRES: cuda-backend" when
+# pipeline-run has no CUDA backend. Prints "N passed, M failed".
 set -u
 config=$1
 shift
@@ -25,6 +26,11 @@ for test in "$@"; do
   if grep -q '^# REQUIRES: pipeline-translate' "$test" && [ ! -x "$PIPELINE_TRANSLATE" ]; then
     skipped=$((skipped + 1))
     echo "UNSUPPORTED: $name (no $PIPELINE_TRANSLATE)"
+    continue
+  fi
+  if grep -q '^# REQUIRES: cuda-backend' "$test" && [ "${CUDA_BACKEND:-OFF}" != ON ]; then
+    skipped=$((skipped + 1))
+    echo "UNSUPPORTED: $name (pipeline-run built without the CUDA backend)"
     continue
   fi
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/pipesched-rt-$name.XXXXXX")

@@ -242,6 +242,17 @@ def gpipe(S, B):
     return program(S, B, S, owns, progs)
 
 
+def gpipe1(S, B):
+    """GPipe's fill-drain order with every stage on one rank (W = 1): all
+    forwards, then all backwards, microbatch by microbatch. With ddp-1, the
+    single-GPU test path of --backend cuda."""
+    order = [fw(s, b) for b in range(B) for s in range(S)]
+    order += [bw(s, b) for b in range(B) for s in reversed(range(S))]
+    progs = with_transfers(S, [order], lambda k, s, b: 0)
+    progs[0] += [opt(s) for s in range(S)]
+    return program(S, B, 1, [list(range(S))], progs)
+
+
 def one_f_one_b(S, B, split=False):
     """One stage per rank, Megatron's 1F1B; with split, zero-bubble style:
     each backward_weight right after its backward except the last ones,
@@ -338,6 +349,7 @@ def ddp1():
 PROGRAMS = {
     "ddp-1.json": ddp1,
     "gpipe-2.json": lambda: gpipe(2, 2),
+    "gpipe-1.json": lambda: gpipe1(2, 4),
     "ddp-2.json": lambda: ddp(2, 4, 2),
     "fsdp-2.json": fsdp2,
     "zb-2.json": lambda: one_f_one_b(2, 4, split=True),

@@ -112,14 +112,15 @@ TEST(ModelLibrary, LoadErrors) {
 
 TEST(TensorStore, CountsBytes) {
   TensorStore s;
-  s.put(1, 10);
-  s.put(2, 20);
+  auto host = [](size_t n) { return std::make_unique<HostBuffer>(n); };
+  s.put(1, host(10));
+  s.put(2, host(20));
   EXPECT_EQ(s.liveBytes(), 120u);
   s.erase(1);
-  s.put(3, 5);
+  s.put(3, host(5));
   EXPECT_EQ(s.liveBytes(), 100u);
   EXPECT_EQ(s.peakBytes(), 120u);
-  s.put(2, 1); // replaces
+  s.put(2, host(1)); // replaces
   EXPECT_EQ(s.liveBytes(), 24u);
   EXPECT_EQ(s.find(1), nullptr);
 }
@@ -169,6 +170,11 @@ TEST(Options, Parses) {
   EXPECT_EQ(error({"p.json", "q.json"}), "more than one program given ('p.json' and 'q.json')");
   EXPECT_EQ(error({}), "no program given");
   EXPECT_EQ(error({"--reference-only", "--stages", "2", "--microbatches", "3"}), "(accepted)");
+  EXPECT_EQ(error({"p.json", "--backend", "gpu"}),
+            "option --backend expects cpu or cuda, got 'gpu'");
+  EXPECT_EQ(error({"p.json", "--backend", "cuda"}), "(accepted)");
+  EXPECT_EQ(error({"p.json", "--backend=cuda", "--model-lib", "m.so"}),
+            "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)");
 }
 
 } // namespace

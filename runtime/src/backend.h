@@ -1,0 +1,138 @@
+// The device interface of the executor: tensor memory, stage compute, data
+// and loss, point-to-point transfers and gradient collectives. The executor
+// keeps the op sequencing (program order, liveness, weights and gradient
+// buffers); a backend only says how each step runs where. Backends:
+// cpu_backend.h (host memory, the Model, MPI) and cuda/cuda_backend.h
+// (device memory, cuBLAS, NCCL).
+//
+// A backend may run work asynchronously (the CUDA one queues it on streams):
+// every call only has to respect program order for the buffers it touches,
+// and finishStep() waits for all of it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pipesched::runtime {
+
+// Floats in a backend's memory; only the backend that made a buffer reads
+// or writes it. Destroying it hands the memory back to the backend.
+class Buffer {
+public:
+  virtual ~Buffer() = default;
+  size_t size() const { return size_; }
+  size_t bytes() const { return size_ * sizeof(float); }
+
+protected:
+  explicit Buffer(size_t n) : size_(n) {}
+
+private:
+  size_t size_;
+};
+using BufferPtr = std::unique_ptr<Buffer>;
+
+// A buffer in host memory (the CPU backend's, and the unit tests').
+class HostBuffer final : public Buffer {
+public:
+  explicit HostBuffer(size_t n) : Buffer(n), data(n, 0.0f) {}
+  std::vector<float> data;
+};
+
+inline float *hostData(Buffer &b) { return static_cast<HostBuffer &>(b).data.data(); }
+inline const float *hostData(const Buffer &b) {
+  return static_cast<const HostBuffer &>(b).data.data();
+}
+
+// One executed op: its index in the rank's program and when it ran,
+// in nanoseconds since the start of its step.
+struct OpTiming {
+  int32_t step, op;
+  int64_t startNs, endNs;
+};
+
+// One send or receive of a group (a lone transfer is a group of one).
+struct Transfer {
+  bool outgoing;
+  Buffer *buffer;
+  int peer;
+  int64_t tag;
+};
+
+// Where a wait gave up: the op (index into the rank's program), for a group
+// the positions of its transfers still pending (empty: all of them), and an
+// error message (empty: the deadline passed).
+struct Stall {
+  size_t op = 0;
+  std::vector<size_t> pending;
+  std::string error;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  // Memory. allocate: contents undefined until written (the CPU backend
+  // zeroes). download waits for the buffer's pending writes.
+  virtual BufferPtr allocate(size_t n) = 0;
+  virtual void zero(Buffer &b) = 0;
+  virtual void upload(Buffer &dst, const float *host) = 0;
+  virtual void download(const Buffer &src, float *host) = 0;
+
+  // Every op is bracketed, so that the backend can time its device work and
+  // name the op that a later wait gives up in.
+  virtual void beginStep(int step) { (void)step; }
+  virtual void beginOp(size_t index, bool communication) {
+    (void)index;
+    (void)communication;
+  }
+  virtual void endOp() {}
+
+  // Compute (boundary tensors are rows x hidden; the model's semantics,
+  // model.h). input: microbatch b's data, valid until the next call.
+  virtual const Buffer &input(int step, int microbatch) = 0;
+  virtual void forward(int stage, const Buffer &params, const Buffer &in,
+                       Buffer &out) = 0;
+  // gradIn may be null (stage 0, or backward_weight); gradParams null
+  // unless the weight gradient is wanted, else it is added to.
+  virtual void backward(int stage, const Buffer &params, const Buffer &in,
+                        const Buffer &gradOut, Buffer *gradIn, Buffer *gradParams) = 0;
+  // Adds loss_b of the last stage's output y to the step's loss sum.
+  virtual void addLoss(int step, int microbatch, const Buffer &y) = 0;
+  // grad = dTotal/dy (data.h, lossAndGrad).
+  virtual void lossGrad(int step, int microbatch, const Buffer &y, Buffer &grad) = 0;
+  // params -= update(grad) with the stage's optimizer state; zeroes grad.
+  virtual void optimizerStep(int stage, Buffer &params, Buffer &grad) = 0;
+
+  // Communication. False when a wait gave up (see stall()).
+  virtual bool transfer(const Transfer *transfers, size_t count) = 0;
+  // Sums over program.groups[group] in place / onto `root` (a world rank).
+  virtual bool allreduce(Buffer &grad, int group) = 0;
+  virtual bool reduce(Buffer &grad, int root, int group) = 0;
+
+  // Waits for all of the step's work; lossSum: the sum of the step's addLoss
+  // values in call order. False when a wait gave up.
+  virtual bool finishStep(double &lossSum) = 0;
+  // Replaces the host times of the step's ops by device times, if it has them.
+  virtual void deviceTimes(OpTiming *ops, size_t count) {
+    (void)ops;
+    (void)count;
+  }
+
+  // A wait inside another call gave up (an asynchronous backend waits for
+  // staging memory or for room in its queue); the executor checks after
+  // every op. stall() says where.
+  bool failed() const { return failed_; }
+  const Stall &stall() const { return stall_; }
+  virtual double timeout() const = 0;
+  // Called after a stall, before the job is aborted (NCCL: abort communicators).
+  virtual void abort() {}
+
+protected:
+  Stall stall_;
+  bool failed_ = false;
+};
+
+} // namespace pipesched::runtime

@@ -1,0 +1,86 @@
+#include "cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pipesched::runtime {
+
+CpuBackend::CpuBackend(Model &model, Transport &transport, const DataSpec &data,
+                       const OptimizerConfig &optimizer)
+    : model_(model), transport_(transport), data_(data), optimizer_(optimizer),
+      states_(size_t(model.shape().stages)), input_(size_t(data.rows * data.hidden)) {}
+
+BufferPtr CpuBackend::allocate(size_t n) { return std::make_unique<HostBuffer>(n); }
+
+void CpuBackend::zero(Buffer &b) { std::fill_n(hostData(b), b.size(), 0.0f); }
+
+void CpuBackend::upload(Buffer &dst, const float *host) {
+  std::memcpy(hostData(dst), host, dst.bytes());
+}
+
+void CpuBackend::download(const Buffer &src, float *host) {
+  std::memcpy(host, hostData(src), src.bytes());
+}
+
+const Buffer &CpuBackend::input(int step, int microbatch) {
+  makeInput(data_, step, microbatch, input_.data.data());
+  return input_;
+}
+
+void CpuBackend::forward(int stage, const Buffer &params, const Buffer &in, Buffer &out) {
+  model_.forward(stage, hostData(params), data_.rows, hostData(in), hostData(out));
+}
+
+void CpuBackend::backward(int stage, const Buffer &params, const Buffer &in,
+                          const Buffer &gradOut, Buffer *gradIn, Buffer *gradParams) {
+  model_.backward(stage, hostData(params), data_.rows, hostData(in), hostData(gradOut),
+                  gradIn ? hostData(*gradIn) : nullptr,
+                  gradParams ? hostData(*gradParams) : nullptr);
+}
+
+void CpuBackend::addLoss(int step, int microbatch, const Buffer &y) {
+  lossSum_ += lossAndGrad(data_, step, microbatch, hostData(y), nullptr);
+}
+
+void CpuBackend::lossGrad(int step, int microbatch, const Buffer &y, Buffer &grad) {
+  lossAndGrad(data_, step, microbatch, hostData(y), hostData(grad));
+}
+
+void CpuBackend::optimizerStep(int stage, Buffer &params, Buffer &grad) {
+  applyOptimizer(optimizer_, states_[stage], hostData(params), hostData(grad),
+                 params.size());
+  zero(grad);
+}
+
+bool CpuBackend::stalled(std::vector<size_t> pending) {
+  stall_ = Stall{op_, std::move(pending), ""};
+  return false;
+}
+
+bool CpuBackend::transfer(const Transfer *transfers, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const Transfer &t = transfers[i];
+    if (t.outgoing)
+      transport_.postSend(hostData(*t.buffer), t.buffer->size(), t.peer, t.tag);
+    else
+      transport_.postRecv(hostData(*t.buffer), t.buffer->size(), t.peer, t.tag);
+  }
+  std::vector<size_t> pending;
+  return transport_.waitPosted(pending) || stalled(std::move(pending));
+}
+
+bool CpuBackend::allreduce(Buffer &grad, int group) {
+  return transport_.allreduce(hostData(grad), grad.size(), group) || stalled({});
+}
+
+bool CpuBackend::reduce(Buffer &grad, int root, int group) {
+  return transport_.reduce(hostData(grad), grad.size(), root, group) || stalled({});
+}
+
+bool CpuBackend::finishStep(double &lossSum) {
+  lossSum = lossSum_;
+  lossSum_ = 0;
+  return true;
+}
+
+} // namespace pipesched::runtime
