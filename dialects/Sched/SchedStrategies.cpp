@@ -117,15 +117,16 @@ PriorityPolicy GpipeAttr::getDefaultPriority() const {
   return PriorityPolicy::FillDrain;
 }
 
+// 1F1B places exactly as GPipe; only its priority and memory cap differ.
 LogicalResult OneFOneBAttr::verifyShape(int64_t S, int64_t, int64_t W,
                                         function_ref<InFlightDiagnostic()> err) const {
   return verifyConsecutiveStages("1f1b", S, W, err);
 }
-AffineMap OneFOneBAttr::getComputeMap(int64_t S, int64_t, int64_t W) const {
-  return consecutiveStages(getContext(), S, W);
+AffineMap OneFOneBAttr::getComputeMap(int64_t S, int64_t B, int64_t W) const {
+  return GpipeAttr::get(getContext()).getComputeMap(S, B, W);
 }
-AffineMap OneFOneBAttr::getWeightsMap(int64_t S, int64_t, int64_t W) const {
-  return consecutiveStages(getContext(), S, W);
+AffineMap OneFOneBAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return GpipeAttr::get(getContext()).getWeightsMap(S, B, W);
 }
 PriorityPolicy OneFOneBAttr::getDefaultPriority() const {
   return PriorityPolicy::BackwardFirst;
