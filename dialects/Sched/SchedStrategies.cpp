@@ -49,13 +49,13 @@ requireMultiple(int64_t value, StringRef valueName, int64_t divisor,
 // ddp, fsdp
 //===----------------------------------------------------------------------===//
 
+static constexpr const char *kAccumulates =
+    "each worker accumulates gradients over B/W microbatches";
+
 LogicalResult DdpAttr::verifyShape(int64_t, int64_t B, int64_t W,
                                    function_ref<InFlightDiagnostic()> err) const {
   return requireMultiple(B, "the microbatch count", W, "the worker count",
-                         "ddp",
-                         "each worker accumulates gradients over B/W "
-                         "microbatches",
-                         err);
+                         "ddp", kAccumulates, err);
 }
 AffineMap DdpAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
   Dims x(getContext());
@@ -68,17 +68,14 @@ PriorityPolicy DdpAttr::getDefaultPriority() const {
   return PriorityPolicy::DepthFirst;
 }
 
+// FSDP computes exactly as DDP; only the weights are sharded by stage.
 LogicalResult FsdpAttr::verifyShape(int64_t, int64_t B, int64_t W,
                                     function_ref<InFlightDiagnostic()> err) const {
   return requireMultiple(B, "the microbatch count", W, "the worker count",
-                         "fsdp",
-                         "each worker accumulates gradients over B/W "
-                         "microbatches",
-                         err);
+                         "fsdp", kAccumulates, err);
 }
-AffineMap FsdpAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
-  Dims x(getContext());
-  return x.map(x.b % W);
+AffineMap FsdpAttr::getComputeMap(int64_t S, int64_t B, int64_t W) const {
+  return DdpAttr::get(getContext()).getComputeMap(S, B, W);
 }
 AffineMap FsdpAttr::getWeightsMap(int64_t, int64_t, int64_t W) const {
   Dims x(getContext());
@@ -229,9 +226,10 @@ LogicalResult FslppAttr::verifyShape(int64_t S, int64_t, int64_t W,
                                      function_ref<InFlightDiagnostic()> err) const {
   return verifyLoopedShape("fslpp", getGroups(), getRing(), S, W, err);
 }
-AffineMap FslppAttr::getComputeMap(int64_t, int64_t, int64_t) const {
-  Dims x(getContext());
-  return x.map(loopedHash(x.s, x.b, getGroups(), getRing()));
+// FSLPP computes exactly as LPP; only the weights are sharded by stage.
+AffineMap FslppAttr::getComputeMap(int64_t S, int64_t B, int64_t W) const {
+  return LppAttr::get(getContext(), getGroups(), getRing())
+      .getComputeMap(S, B, W);
 }
 // The seed prints w_FSLPP = (h(s,b), h(s,s)) in its (weights, compute) order,
 // which would make the stage pick the compute worker; its text says the

@@ -1,5 +1,7 @@
 #include "cuda_tracker.h"
 
+#include "../poll_backoff.h"
+
 #include <algorithm>
 #include <chrono>
 #include <sched.h>
@@ -73,15 +75,14 @@ size_t OpTracker::stalledOp() const {
   return currentOp();
 }
 
-// Polls like the CPU transport (yield for 5 ms, then sleep 20 us growing to
-// 200 us); the deadline restarts whenever an op finishes.
+// Polls like the CPU transport (PollBackoff); the deadline restarts whenever
+// an op finishes.
 bool OpTracker::wait(const std::function<bool()> &done, Stall &stall) {
   using Clock = std::chrono::steady_clock;
   const auto patience = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(timeout_));
   auto deadline = Clock::now() + patience;
-  const auto spinUntil = Clock::now() + std::chrono::milliseconds(5);
-  auto sleep = std::chrono::microseconds(20);
+  PollBackoff backoff;
   size_t progress = finished();
   for (;;) {
     std::string error;
@@ -100,12 +101,7 @@ bool OpTracker::wait(const std::function<bool()> &done, Stall &stall) {
       stall = Stall{stalledOp(), {}, ""};
       return false;
     }
-    if (now < spinUntil) {
-      sched_yield();
-    } else {
-      std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(200));
-    }
+    backoff.pause();
   }
 }
 

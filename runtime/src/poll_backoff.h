@@ -1,0 +1,41 @@
+//===- poll_backoff.h - how a waiting rank polls ----------------*- C++ -*-===//
+//
+// Yield the CPU for the first 5 ms of a wait (a sleep costs its timer slack,
+// ~50 us, per message hop, and oversubscribed ranks need the core), then
+// sleep 20 us growing to 200 us (a pipeline filling, a dead peer).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_RUNTIME_POLL_BACKOFF_H
+#define PIPESCHED_RUNTIME_POLL_BACKOFF_H
+
+#include <algorithm>
+#include <chrono>
+#include <sched.h>
+#include <thread>
+
+namespace pipesched::runtime {
+
+class PollBackoff {
+public:
+  using Clock = std::chrono::steady_clock;
+  PollBackoff() : spinUntil(Clock::now() + std::chrono::milliseconds(5)) {}
+
+  /// Waits a little before the next poll.
+  void pause() {
+    if (Clock::now() < spinUntil) {
+      sched_yield();
+      return;
+    }
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, std::chrono::microseconds(200));
+  }
+
+private:
+  Clock::time_point spinUntil;
+  std::chrono::microseconds sleep{20};
+};
+
+} // namespace pipesched::runtime
+
+#endif // PIPESCHED_RUNTIME_POLL_BACKOFF_H
