@@ -24,7 +24,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 
 tool_dirs = [config.pipesched_tools_dir, config.llvm_tools_dir]
 tools = ["pipeline-opt", "split-file", "not"]
-for optional in ["pipeline-translate", "pipeline-run"]:
+for optional in ["pipeline-translate", "pipeline-compile", "pipeline-run"]:
     if os.path.exists(os.path.join(config.pipesched_tools_dir, optional)):
         tools.append(optional)
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -13,10 +13,9 @@
 
 namespace pipesched {
 
-/// The version written in (and required of) every program document.
-constexpr int64_t kProgramFormatVersion = 1;
-
-/// Writes the single lowered `sched.step` under `op` as a program document.
+/// Writes the rank programs of the single lowered `sched.step` under `op` as
+/// a program document (pipesched/Program/Schema.h). Fails, naming the
+/// pipeline to run, when the step is not lowered.
 llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os);
 
 /// Registers `--sched-to-program` with mlir-translate's registry.

@@ -1,18 +1,18 @@
 //===- ExportProgram.cpp - write per-rank programs as JSON ----------------===//
 //
-// Streams the document: no DOM is built, so programs of hundreds of
-// thousands of ops are written in one pass. Each op is one compact JSON
-// object on its own line, so a program reads (and diffs) line by line.
+// Serializes a lowered step in the format of pipesched/Program/Schema.h (the
+// header the runtime's loader reads too). It streams the document: no DOM
+// is built, so programs of millions of ops are written in one pass, one
+// compact JSON object per op and per line (a program reads and diffs line by
+// line). Every tensor an op reads or writes is named by the id of the schema,
+// derived from the op's SSA operands: the data edges reach the runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipesched/Target/Program.h"
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
-#include "pipesched/Transforms/Pipelines.h"
-
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
+#include "pipesched/Program/Schema.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -21,152 +21,253 @@
 using namespace mlir;
 using namespace pipesched;
 using namespace pipesched::sched;
+namespace schema = pipesched::program;
 
 namespace {
+StringRef str(std::string_view s) { return StringRef(s.data(), s.size()); }
+
 class ProgramWriter {
 public:
-  ProgramWriter(StepOp step, llvm::raw_ostream &os)
-      : step(step), os(os) {}
-  void write();
+  explicit ProgramWriter(StepOp step)
+      : step(step), microbatches(step.getMicrobatches()) {
+    int64_t stages = step.getStages();
+    preds.resize(stages);
+    succs.resize(stages);
+    for (int64_t s = 0; s < stages; ++s) {
+      step.getStagePreds(s, preds[s]);
+      step.getStageSuccs(s, succs[s]);
+    }
+  }
+  void write(llvm::raw_ostream &os);
 
 private:
-  static void writeOpTo(llvm::json::OStream &json, Operation *op);
+  void writeHeader(llvm::json::OStream &json);
+  void writeOp(llvm::json::OStream &json, Operation *op);
+  void writeJob(llvm::json::OStream &json, schema::OpKind kind,
+                JobOpInterface job);
+  void writeTensors(llvm::json::OStream &json, std::string_view key,
+                    llvm::ArrayRef<int64_t> ids);
+
+  int64_t id(schema::TensorKind kind, int64_t stage, int64_t microbatch) const {
+    return schema::tensorId(kind, stage, microbatch, microbatches);
+  }
+  /// The tensor a value of a rank program holds.
+  int64_t tensorOf(Value value) const;
+  /// What the backward of (s, b) reads (its weight-gradient half too).
+  void backwardReads(int64_t s, int64_t b, SmallVectorImpl<int64_t> &ids) const;
 
   StepOp step;
-  llvm::raw_ostream &os;
+  int64_t microbatches;
+  SmallVector<SmallVector<int64_t, 2>> preds, succs;
+  SmallVector<int64_t, 8> scratch;
 };
 } // namespace
 
-static void writeJob(llvm::json::OStream &json, StringRef name,
-                     JobOpInterface job) {
-  json.attribute("op", name);
-  json.attribute("stage", job.getStageIndex());
-  json.attribute("microbatch", job.getMicrobatchIndex());
-  if (std::optional<int64_t> start = job.getStartTime())
-    json.attribute("start", *start);
-  if (std::optional<int64_t> end = job.getEndTime())
-    json.attribute("end", *end);
+int64_t ProgramWriter::tensorOf(Value value) const {
+  Operation *def = value.getDefiningOp();
+  if (auto group = dyn_cast<GroupOp>(def)) {
+    auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+    return tensorOf(yield.getValues()[cast<OpResult>(value).getResultNumber()]);
+  }
+  if (auto recv = dyn_cast<RecvOp>(def))
+    return id(recv.getKind() == TensorKind::Activation ? schema::TensorKind::Act
+                                                       : schema::TensorKind::Grad,
+              recv.getStage(), recv.getMicrobatch());
+  auto job = cast<JobOpInterface>(def);
+  return id(job.getDirection() == Direction::Forward ? schema::TensorKind::Act
+                                                     : schema::TensorKind::Grad,
+            job.getStageIndex(), job.getMicrobatchIndex());
 }
 
-void ProgramWriter::writeOpTo(llvm::json::OStream &json, Operation *op) {
-  auto attr = [&](StringRef key, int64_t value) { json.attribute(key, value); };
+void ProgramWriter::backwardReads(int64_t s, int64_t b,
+                                  SmallVectorImpl<int64_t> &ids) const {
+  if (succs[s].empty())
+    ids.push_back(id(schema::TensorKind::Act, s, b));
+  for (int64_t t : succs[s])
+    ids.push_back(id(schema::TensorKind::Grad, t, b));
+  for (int64_t p : preds[s])
+    ids.push_back(id(schema::TensorKind::Act, p, b));
+}
+
+void ProgramWriter::writeTensors(llvm::json::OStream &json,
+                                 std::string_view key,
+                                 llvm::ArrayRef<int64_t> ids) {
+  json.attributeArray(str(key), [&] {
+    for (int64_t i : ids)
+      json.value(i);
+  });
+}
+
+void ProgramWriter::writeJob(llvm::json::OStream &json, schema::OpKind kind,
+                             JobOpInterface job) {
+  int64_t s = job.getStageIndex(), b = job.getMicrobatchIndex();
+  json.attribute(str(schema::fieldName(schema::kOp)),
+                 str(schema::opName(kind)));
+  json.attribute(str(schema::fieldName(schema::kStage)), s);
+  json.attribute(str(schema::fieldName(schema::kMicrobatch)), b);
+  // Forward and backward read their SSA operands; the weight-gradient half
+  // has only an ordering edge to its backward and re-reads what it read.
+  scratch.clear();
+  if (kind == schema::OpKind::BackwardWeight)
+    backwardReads(s, b, scratch);
+  else
+    for (Value operand : job->getOperands())
+      scratch.push_back(tensorOf(operand));
+  writeTensors(json, schema::fieldName(schema::kReads), scratch);
+  scratch.clear();
+  if (kind == schema::OpKind::Forward)
+    scratch.push_back(id(schema::TensorKind::Act, s, b));
+  else if (kind == schema::OpKind::Backward && !preds[s].empty())
+    scratch.push_back(id(schema::TensorKind::Grad, s, b));
+  writeTensors(json, schema::fieldName(schema::kWrites), scratch);
+  if (std::optional<int64_t> start = job.getStartTime())
+    json.attribute(str(schema::fieldName(schema::kStart)), *start);
+  if (std::optional<int64_t> end = job.getEndTime())
+    json.attribute(str(schema::fieldName(schema::kEnd)), *end);
+}
+
+void ProgramWriter::writeOp(llvm::json::OStream &json, Operation *op) {
+  using schema::OpKind;
+  auto field = [&](schema::Field f, int64_t value) {
+    json.attribute(str(schema::fieldName(f)), value);
+  };
+  auto name = [&](OpKind kind) {
+    json.attribute(str(schema::fieldName(schema::kOp)),
+                   str(schema::opName(kind)));
+  };
+  auto members = [&](ArrayRef<int64_t> ranks) {
+    json.attributeArray(str(schema::fieldName(schema::kMembers)), [&] {
+      for (int64_t m : ranks)
+        json.value(m);
+    });
+  };
   json.object([&] {
     llvm::TypeSwitch<Operation *>(op)
-        .Case([&](ForwardOp o) { writeJob(json, "forward", o); })
-        .Case([&](BackwardOp o) { writeJob(json, "backward", o); })
-        .Case([&](BackwardWeightOp o) { writeJob(json, "backward_weight", o); })
-        .Case<SendOp, RecvOp>([&](auto o) {
-          json.attribute("op", isa<SendOp>(op) ? "send" : "recv");
-          json.attribute("kind", stringifyTensorKind(o.getKind()));
-          attr("stage", o.getStage());
-          attr("microbatch", o.getMicrobatch());
-          attr("peer", o.getPeer());
-          attr("tag", o.getTag());
-          attr("bytes", o.getBytes());
+        .Case([&](ForwardOp o) { writeJob(json, OpKind::Forward, o); })
+        .Case([&](BackwardOp o) { writeJob(json, OpKind::Backward, o); })
+        .Case([&](BackwardWeightOp o) {
+          writeJob(json, OpKind::BackwardWeight, o);
+        })
+        .Case([&](SendOp o) {
+          name(OpKind::Send);
+          int64_t sent = tensorOf(o.getValue());
+          writeTensors(json, schema::fieldName(schema::kReads), sent);
+          field(schema::kPeer, o.getPeer());
+          field(schema::kTag, o.getTag());
+          field(schema::kBytes, o.getBytes());
+        })
+        .Case([&](RecvOp o) {
+          name(OpKind::Recv);
+          int64_t received = tensorOf(o.getOutput());
+          writeTensors(json, schema::fieldName(schema::kWrites), received);
+          field(schema::kPeer, o.getPeer());
+          field(schema::kTag, o.getTag());
+          field(schema::kBytes, o.getBytes());
         })
         .Case<SendWeightsOp, FetchWeightsOp>([&](auto o) {
-          json.attribute("op", isa<SendWeightsOp>(op) ? "send_weights"
-                                                      : "fetch_weights");
-          attr("stage", o.getStage());
-          attr("peer", o.getPeer());
-          attr("tag", o.getTag());
-          attr("bytes", o.getBytes());
+          name(isa<SendWeightsOp>(op) ? OpKind::SendWeights
+                                      : OpKind::FetchWeights);
+          field(schema::kStage, o.getStage());
+          field(schema::kPeer, o.getPeer());
+          field(schema::kTag, o.getTag());
+          field(schema::kBytes, o.getBytes());
         })
         .Case([&](ReleaseWeightsOp o) {
-          json.attribute("op", "release_weights");
-          attr("stage", o.getStage());
+          name(OpKind::ReleaseWeights);
+          field(schema::kStage, o.getStage());
         })
         .Case([&](AllReduceGradOp o) {
-          json.attribute("op", "allreduce_grad");
-          attr("stage", o.getStage());
-          json.attributeArray("group", [&] {
-            for (int64_t m : o.getMembers())
-              json.value(m);
-          });
+          name(OpKind::AllreduceGrad);
+          field(schema::kStage, o.getStage());
+          members(o.getMembers());
+          field(schema::kBytes, o.getBytes());
         })
         .Case([&](ReduceGradOp o) {
-          json.attribute("op", "reduce_grad");
-          attr("stage", o.getStage());
-          attr("root", o.getRoot());
-          json.attributeArray("group", [&] {
-            for (int64_t m : o.getMembers())
-              json.value(m);
-          });
+          name(OpKind::ReduceGrad);
+          field(schema::kStage, o.getStage());
+          field(schema::kRoot, o.getRoot());
+          members(o.getMembers());
+          field(schema::kBytes, o.getBytes());
         })
         .Case([&](OptimizerStepOp o) {
-          json.attribute("op", "optimizer_step");
-          attr("stage", o.getStage());
+          name(OpKind::OptimizerStep);
+          field(schema::kStage, o.getStage());
         })
         .Case([&](GroupOp o) {
-          json.attribute("op", "group");
-          json.attributeArray("ops", [&] {
+          name(OpKind::Group);
+          json.attributeArray(str(schema::fieldName(schema::kOps)), [&] {
             for (Operation &inner : o.getBody().front().without_terminator())
-              writeOpTo(json, &inner);
+              writeOp(json, &inner);
           });
         });
   });
 }
 
-void ProgramWriter::write() {
+void ProgramWriter::writeHeader(llvm::json::OStream &h) {
+  namespace top = schema::top;
+  CostAttr cost = step.getCostOrDefault();
+  int64_t stages = step.getStages();
   int64_t makespan = 0;
   step.walk([&](JobOpInterface job) {
     makespan = std::max(makespan, job.getEndTime().value_or(0));
   });
+  h.attribute(str(top::kFormatField), str(schema::kFormat));
+  h.attribute(str(top::kVersion), schema::kVersion);
+  h.attribute(str(top::kStages), stages);
+  h.attribute(str(top::kMicrobatches), microbatches);
+  h.attribute(str(top::kWorkers), step.getWorkers());
+  // Always explicit: an empty list means independent stages.
+  h.attributeArray(str(top::kStageGraph), [&] {
+    for (int64_t dst = 0; dst < stages; ++dst)
+      for (int64_t src : preds[dst])
+        h.array([&] {
+          h.value(src);
+          h.value(dst);
+        });
+  });
+  h.attribute(str(top::kSplitBackward), cost.isSplitBackward());
+  auto perStage = [&](std::string_view key, Direction d) {
+    h.attributeArray(str(key), [&] {
+      for (int64_t s = 0; s < stages; ++s)
+        h.value(cost.getDuration(s, d));
+    });
+  };
+  h.attributeObject(str(top::kCost), [&] {
+    perStage(schema::cost::kFwd, Direction::Forward);
+    perStage(schema::cost::kBwd, Direction::Backward);
+    perStage(schema::cost::kBwdW, Direction::BackwardWeight);
+    h.attribute(str(schema::cost::kActBytes), cost.getActBytes());
+    h.attribute(str(schema::cost::kWeightBytes), cost.getWeightBytes());
+  });
+  h.attribute(str(top::kMakespan), makespan);
+}
+
+void ProgramWriter::write(llvm::raw_ostream &os) {
   // The header as one compact object, minus its closing brace, then the
   // ranks with one op per line.
   std::string header;
   llvm::raw_string_ostream headerOs(header);
   {
     llvm::json::OStream h(headerOs, 0);
-    h.object([&] {
-      h.attribute("format", "pipesched-program");
-      h.attribute("version", kProgramFormatVersion);
-      h.attribute("stages", step.getStages());
-      h.attribute("microbatches", step.getMicrobatches());
-      h.attribute("workers", step.getWorkers());
-      h.attributeArray("stage_graph", [&] {
-        if (StageGraphAttr graph = step.getStageGraphAttr())
-          for (auto [src, dst] :
-               llvm::zip(graph.getSources(), graph.getTargets()))
-            h.array([&] {
-              h.value(src);
-              h.value(dst);
-            });
-      });
-      h.attribute("split_backward", step.getCostOrDefault().isSplitBackward());
-      CostAttr cost = step.getCostOrDefault();
-      auto perStage = [&](StringRef key, Direction d) {
-        h.attributeArray(key, [&] {
-          for (int64_t s = 0; s < step.getStages(); ++s)
-            h.value(cost.getDuration(s, d));
-        });
-      };
-      h.attributeObject("cost", [&] {
-        perStage("fwd", Direction::Forward);
-        perStage("bwd", Direction::Backward);
-        perStage("bwd_w", Direction::BackwardWeight);
-        h.attribute("act_bytes", cost.getActBytes());
-        h.attribute("weight_bytes", cost.getWeightBytes());
-      });
-      h.attribute("makespan", makespan);
-    });
+    h.object([&] { writeHeader(h); });
   }
   header.pop_back(); // the closing brace
-  os << header << ",\n\"ranks\": [\n";
+  os << header << ",\n\"" << str(schema::top::kRanks) << "\": [\n";
   bool firstRank = true;
   for (Operation &op : step.getBody().front()) {
     auto rank = cast<RankOp>(op);
-    os << (firstRank ? "" : ",\n") << "{\"rank\": " << rank.getRank()
-       << ", \"owns\": [";
+    os << (firstRank ? "" : ",\n") << "{\"" << str(schema::rank::kRank)
+       << "\": " << rank.getRank() << ", \"" << str(schema::rank::kOwns)
+       << "\": [";
     llvm::interleaveComma(rank.getOwns(), os);
-    os << "], \"ops\": [\n";
+    os << "], \"" << str(schema::rank::kOps) << "\": [\n";
     firstRank = false;
     bool firstOp = true;
     for (Operation &inner : rank.getBody().front()) {
       os << (firstOp ? "  " : ",\n  ");
       firstOp = false;
       llvm::json::OStream line(os, 0);
-      writeOpTo(line, &inner);
+      writeOp(line, &inner);
     }
     os << "\n]}";
   }
@@ -178,17 +279,13 @@ LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
   if (failed(single))
     return failure();
   StepOp step = *single;
-  if (!step.isLowered()) {
-    // A spec or a graph: lower it here with the default options, verifying
-    // once at the end rather than after every pass (the one-process path
-    // from a spec to a program).
-    PassManager pm(op->getContext(), op->getName().getStringRef());
-    pm.enableVerifier(false);
-    buildLowerPipeline(pm, LowerOptions());
-    if (failed(pm.run(op)) || failed(verify(op)))
-      return failure();
-  }
-  ProgramWriter(step, os).write();
+  // A translation serializes; compiling is a separate, explicit step.
+  if (!step.isLowered())
+    return step.emitOpError(
+        "has no rank programs to write: lower it first with "
+        "`pipeline-opt --pipeline-lower` (or compile the spec in one command "
+        "with `pipeline-compile`)");
+  ProgramWriter(step).write(os);
   os << "\n";
   return success();
 }

@@ -1,0 +1,201 @@
+//===- Schema.h - the per-rank program format, shared -----------*- C++ -*-===//
+//
+// The one description of a rank program (docs/program-format.md): the format
+// name and version, the op kinds with the fields each takes, and how tensors
+// are named. The compiler's writer (lib/Target/Program) and the runtime's
+// loader (runtime/src/loader.cpp) both include this header; it depends on
+// nothing but the C++17 standard library (no MLIR, no JSON library).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_PROGRAM_SCHEMA_H
+#define PIPESCHED_PROGRAM_SCHEMA_H
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace pipesched::program {
+
+inline constexpr std::string_view kFormat = "pipesched-program";
+/// Version 2: ops list the tensors they read and write; the stage graph is
+/// always explicit (an empty list means independent stages, not the chain).
+inline constexpr int64_t kVersion = 2;
+
+/// The fields of the document's top level, in the order the writer emits.
+namespace top {
+inline constexpr std::string_view kFormatField = "format", kVersion = "version",
+                                  kStages = "stages",
+                                  kMicrobatches = "microbatches",
+                                  kWorkers = "workers",
+                                  kStageGraph = "stage_graph",
+                                  kSplitBackward = "split_backward",
+                                  kCost = "cost", kMakespan = "makespan",
+                                  kRanks = "ranks";
+inline constexpr std::string_view kAll[] = {
+    kFormatField, kVersion,       kStages, kMicrobatches, kWorkers,
+    kStageGraph,  kSplitBackward, kCost,   kMakespan,     kRanks};
+} // namespace top
+
+/// The fields of `cost` and of each `ranks[i]`.
+namespace cost {
+inline constexpr std::string_view kFwd = "fwd", kBwd = "bwd", kBwdW = "bwd_w",
+                                  kActBytes = "act_bytes",
+                                  kWeightBytes = "weight_bytes";
+inline constexpr std::string_view kAll[] = {kFwd, kBwd, kBwdW, kActBytes,
+                                            kWeightBytes};
+} // namespace cost
+namespace rank {
+inline constexpr std::string_view kRank = "rank", kOwns = "owns", kOps = "ops";
+inline constexpr std::string_view kAll[] = {kRank, kOwns, kOps};
+} // namespace rank
+
+/// Every field an op may carry, as bits of a mask.
+enum Field : uint32_t {
+  kOp = 1u << 0,         ///< the op's name
+  kStage = 1u << 1,      ///< its stage
+  kMicrobatch = 1u << 2, ///< its microbatch (compute ops)
+  kStart = 1u << 3,      ///< simulated start (compute ops, optional)
+  kEnd = 1u << 4,        ///< simulated end (compute ops, optional)
+  kReads = 1u << 5,      ///< tensor ids read, in operand order
+  kWrites = 1u << 6,     ///< tensor ids written
+  kPeer = 1u << 7,       ///< the other rank of a point-to-point op
+  kTag = 1u << 8,        ///< unique per message, equal on both ends
+  kBytes = 1u << 9,      ///< payload size from the cost model
+  kRoot = 1u << 10,      ///< the owner a reduce_grad sums onto
+  kMembers = 1u << 11,   ///< sorted ranks of a collective
+  kOps = 1u << 12,       ///< the ops of a group
+};
+inline constexpr int kNumFields = 13;
+inline constexpr std::string_view kFieldNames[kNumFields] = {
+    "op",   "stage", "microbatch", "start", "end",   "reads", "writes",
+    "peer", "tag",   "bytes",      "root",  "members", "ops"};
+
+constexpr std::string_view fieldName(Field f) {
+  for (int i = 0; i < kNumFields; ++i)
+    if (f == (1u << i))
+      return kFieldNames[i];
+  return "?";
+}
+
+enum class OpKind : uint8_t {
+  Forward,
+  Backward,
+  BackwardWeight,
+  Send,
+  Recv,
+  SendWeights,
+  FetchWeights,
+  ReleaseWeights,
+  AllreduceGrad,
+  ReduceGrad,
+  OptimizerStep,
+  Group,
+};
+inline constexpr int kNumOpKinds = 12;
+
+/// An op kind: its name, the fields it requires and those it may omit.
+struct OpSchema {
+  OpKind kind;
+  std::string_view name;
+  uint32_t required;
+  uint32_t optional = 0;
+  constexpr uint32_t allowed() const { return required | optional; }
+};
+
+/// Reads and writes of compute ops, by operand role (S stages, the stage
+/// graph's edges in order):
+///  - forward (s, b): reads the outputs of the forwards of s's predecessors
+///    on b, in edge order (none: the microbatch's data); writes its output.
+///  - backward (s, b): reads first the gradients of s's successors'
+///    backwards on b, in edge order (at a stage without successors: its own
+///    forward's output, from which the loss gradient is computed), then the
+///    activations its forward read; writes the gradient with respect to its
+///    input (only when s has predecessors).
+///  - backward_weight (s, b): reads what its backward read; writes nothing.
+///  - send reads the tensor it sends, recv writes the tensor it receives.
+inline constexpr OpSchema kOpSchemas[kNumOpKinds] = {
+    {OpKind::Forward, "forward", kOp | kStage | kMicrobatch | kReads | kWrites,
+     kStart | kEnd},
+    {OpKind::Backward, "backward", kOp | kStage | kMicrobatch | kReads | kWrites,
+     kStart | kEnd},
+    {OpKind::BackwardWeight, "backward_weight",
+     kOp | kStage | kMicrobatch | kReads | kWrites, kStart | kEnd},
+    {OpKind::Send, "send", kOp | kReads | kPeer | kTag | kBytes},
+    {OpKind::Recv, "recv", kOp | kWrites | kPeer | kTag | kBytes},
+    {OpKind::SendWeights, "send_weights", kOp | kStage | kPeer | kTag | kBytes},
+    {OpKind::FetchWeights, "fetch_weights", kOp | kStage | kPeer | kTag | kBytes},
+    {OpKind::ReleaseWeights, "release_weights", kOp | kStage},
+    {OpKind::AllreduceGrad, "allreduce_grad", kOp | kStage | kMembers | kBytes},
+    {OpKind::ReduceGrad, "reduce_grad",
+     kOp | kStage | kRoot | kMembers | kBytes},
+    {OpKind::OptimizerStep, "optimizer_step", kOp | kStage},
+    {OpKind::Group, "group", kOp | kOps},
+};
+
+constexpr const OpSchema &opSchema(OpKind kind) {
+  return kOpSchemas[static_cast<int>(kind)];
+}
+constexpr std::string_view opName(OpKind kind) { return opSchema(kind).name; }
+
+inline std::optional<OpKind> opKindNamed(std::string_view name) {
+  for (const OpSchema &s : kOpSchemas)
+    if (s.name == name)
+      return s.kind;
+  return std::nullopt;
+}
+
+constexpr bool isCompute(OpKind k) {
+  return k == OpKind::Forward || k == OpKind::Backward ||
+         k == OpKind::BackwardWeight;
+}
+/// Ops that may appear in a group (and, alone, are a group of one).
+constexpr bool isPointToPoint(OpKind k) {
+  return k == OpKind::Send || k == OpKind::Recv || k == OpKind::SendWeights ||
+         k == OpKind::FetchWeights;
+}
+/// The sending half of a point-to-point pair.
+constexpr bool isOutgoing(OpKind k) {
+  return k == OpKind::Send || k == OpKind::SendWeights;
+}
+constexpr bool isCollective(OpKind k) {
+  return k == OpKind::AllreduceGrad || k == OpKind::ReduceGrad;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+/// A tensor of a step is the output of one job: the activation a forward
+/// makes or the gradient a backward makes. Its id is the same on every rank
+/// (a send and its receive name the same tensor):
+///   id = 2 * (stage * microbatches + microbatch) + (0 for act, 1 for grad).
+enum class TensorKind : uint8_t { Act = 0, Grad = 1 };
+
+constexpr std::string_view tensorKindName(TensorKind k) {
+  return k == TensorKind::Act ? "act" : "grad";
+}
+
+struct TensorRef {
+  TensorKind kind;
+  int64_t stage, microbatch;
+};
+
+/// The number of tensor ids of a step (valid ids are [0, count)); the caller
+/// bounds stages and microbatches so that this does not overflow.
+constexpr int64_t tensorCount(int64_t stages, int64_t microbatches) {
+  return 2 * stages * microbatches;
+}
+constexpr int64_t tensorId(TensorKind kind, int64_t stage, int64_t microbatch,
+                           int64_t microbatches) {
+  return 2 * (stage * microbatches + microbatch) + static_cast<int64_t>(kind);
+}
+constexpr TensorRef tensorOf(int64_t id, int64_t microbatches) {
+  int64_t pair = id / 2;
+  return {static_cast<TensorKind>(id % 2), pair / microbatches,
+          pair % microbatches};
+}
+
+} // namespace pipesched::program
+
+#endif // PIPESCHED_PROGRAM_SCHEMA_H
