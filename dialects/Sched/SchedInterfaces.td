@@ -52,11 +52,9 @@ def Sched_JobOpInterface : OpInterface<"JobOpInterface"> {
 def Sched_ProgramOpInterface : OpInterface<"ProgramOpInterface"> {
   let cppNamespace = "::pipesched::sched";
   let description = [{
-    An op that becomes part of one worker's program: a job, a transfer, a
-    reduction or an optimizer step. Before `--sched-split-ranks` it lives in
-    the step and says where it runs (`on`) and at which position of that
-    worker's program (`order`); communication ops posted together share a
-    `group` id.
+    A job of a step before `--sched-lower-ranks`: where it runs (`on`) and
+    at which position of that worker's program (`order`). In a rank program
+    both are implied by the rank and the region order.
   }];
   let methods = [
     InterfaceMethod<"The worker whose program holds the op, if placed.",

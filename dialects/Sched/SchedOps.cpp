@@ -76,12 +76,6 @@ void StepOp::getStageSuccs(int64_t s, SmallVectorImpl<int64_t> &succs) {
   }
 }
 
-bool StepOp::isJobGraph() {
-  return !isSpec() && llvm::all_of(getBody().front(), [](Operation &op) {
-    return isa<JobOpInterface>(op);
-  });
-}
-
 Block &StepOp::getOrCreateBody() {
   if (getBody().empty())
     getBody().push_back(new Block());
@@ -95,8 +89,6 @@ static int64_t jobIndex(int64_t numMicrobatches, int64_t perPair, int64_t s,
   return (s * numMicrobatches + b) * perPair + static_cast<int64_t>(d);
 }
 
-/// Checks an ordered job against the other jobs of its worker: one job per
-/// position, and a job after every input made on the same worker.
 /// A readable name of any program op: the job, or the op's name.
 static std::string describeOp(Operation *op) {
   if (auto job = dyn_cast<JobOpInterface>(op))
@@ -104,8 +96,8 @@ static std::string describeOp(Operation *op) {
   return ("'" + op->getName().getStringRef() + "'").str();
 }
 
-/// Checks an ordered op of a step against the other ops of its worker: one
-/// op per position, and an op after every input made on the same worker.
+/// Checks an ordered job of a step against the other jobs of its worker: one
+/// job per position, and a job after every input made on the same worker.
 static LogicalResult verifyWorkerOrder(
     ProgramOpInterface op,
     llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> &slots) {
@@ -321,12 +313,7 @@ static LogicalResult verifyEdges(JobOpInterface job, ValueRange operands,
            << (stages.size() == 1 ? "" : "s") << " from " << expected()
            << ", got " << operands.size();
   for (auto [operand, s] : llvm::zip(operands, stages)) {
-    // A received tensor stands for the value that was sent.
-    Value value = operand;
-    if (auto recv = value.getDefiningOp<RecvOp>())
-      value = recv.getSource();
-    auto producer = value ? value.getDefiningOp<JobOpInterface>()
-                          : JobOpInterface();
+    auto producer = operand.getDefiningOp<JobOpInterface>();
     if (producer && producer.getStageIndex() == s &&
         producer.getMicrobatchIndex() == b && producer.getDirection() == d)
       continue;
@@ -404,30 +391,16 @@ std::optional<int64_t> BackwardWeightOp::getProgramWorker() {
   return getCompute();
 }
 
-/// The worker whose program holds `op`: its `on` in a step, its rank in a
-/// rank program.
-static std::optional<int64_t> programWorkerOf(Operation *op,
-                                              std::optional<int64_t> on) {
-  if (auto rank = op->getParentOfType<RankOp>())
-    return rank.getRank();
-  return on;
+/// The rank whose program holds `op`.
+static int64_t rankOf(Operation *op) {
+  return op->getParentOfType<RankOp>().getRank();
 }
 
-/// Checks what every non-job program op shares: placement only in a step,
-/// and workers named by the op within [0, W).
-static LogicalResult verifyProgramOp(Operation *op, std::optional<int64_t> on,
-                                     ArrayRef<std::pair<StringRef, int64_t>>
-                                         workers) {
-  auto step = op->getParentOfType<StepOp>();
-  int64_t numWorkers = step.getWorkers();
-  bool inRank = op->getParentOfType<RankOp>() != nullptr;
-  if (inRank && on)
-    return op->emitOpError("in a rank program runs on its rank: drop 'on'");
-  if (!inRank && !on)
-    return op->emitOpError("in a step needs a worker: add 'on N'");
-  if (on && *on >= numWorkers)
-    return op->emitOpError() << "runs on worker " << *on << ", outside [0, "
-                             << numWorkers << ")";
+/// Checks the workers a communication op names: within [0, W).
+static LogicalResult verifyWorkers(Operation *op,
+                                   ArrayRef<std::pair<StringRef, int64_t>>
+                                       workers) {
+  int64_t numWorkers = op->getParentOfType<StepOp>().getWorkers();
   for (auto [role, worker] : workers)
     if (worker >= numWorkers)
       return op->emitOpError() << role << " " << worker << " is outside [0, "
@@ -435,90 +408,73 @@ static LogicalResult verifyProgramOp(Operation *op, std::optional<int64_t> on,
   return success();
 }
 
-/// Checks a point-to-point op: a peer other than itself.
-static LogicalResult verifyPointToPoint(Operation *op, int64_t stage,
-                                        std::optional<int64_t> on,
-                                        int64_t peer) {
-  if (failed(verifyProgramOp(op, on, {{"peer", peer}})))
-    return failure();
+static LogicalResult verifyStage(Operation *op, int64_t stage) {
   auto step = op->getParentOfType<StepOp>();
   if (stage >= step.getStages())
     return op->emitOpError() << "stage " << stage << " is out of range [0, "
                              << step.getStages() << ")";
-  if (programWorkerOf(op, on) == peer)
+  return success();
+}
+
+/// Checks a point-to-point op: a peer other than itself.
+static LogicalResult verifyPointToPoint(Operation *op, int64_t stage,
+                                        int64_t peer) {
+  if (failed(verifyWorkers(op, {{"peer", peer}})) ||
+      failed(verifyStage(op, stage)))
+    return failure();
+  if (rankOf(op) == peer)
     return op->emitOpError() << "sends to or receives from its own worker "
                              << peer;
   return success();
 }
 
-static LogicalResult verifyMembers(Operation *op, std::optional<int64_t> on,
+static LogicalResult verifyMembers(Operation *op, int64_t stage,
                                    ArrayRef<int64_t> members) {
+  if (failed(verifyStage(op, stage)))
+    return failure();
   if (members.size() < 2)
     return op->emitOpError("needs at least two members");
   for (size_t i = 1; i < members.size(); ++i)
     if (members[i] <= members[i - 1])
       return op->emitOpError("members must be sorted and distinct");
-  std::optional<int64_t> self = programWorkerOf(op, on);
-  if (self && !llvm::is_contained(members, *self))
-    return op->emitOpError() << "runs on worker " << *self
+  // A negative member would index outside any table of ranks.
+  if (members.front() < 0)
+    return op->emitOpError() << "member " << members.front()
+                             << " is negative";
+  int64_t self = rankOf(op);
+  if (!llvm::is_contained(members, self))
+    return op->emitOpError() << "runs on rank " << self
                              << ", which is not one of its members";
-  auto step = op->getParentOfType<StepOp>();
-  if (members.back() >= step.getWorkers())
-    return op->emitOpError() << "member " << members.back()
-                             << " is outside [0, " << step.getWorkers() << ")";
-  return success();
+  return verifyWorkers(op, {{"member", members.back()}});
 }
-
-#define PROGRAM_WORKER(OP)                                                     \
-  std::optional<int64_t> OP::getProgramWorker() {                              \
-    return programWorkerOf(getOperation(), getWorker());                       \
-  }
-PROGRAM_WORKER(SendOp)
-PROGRAM_WORKER(RecvOp)
-PROGRAM_WORKER(SendWeightsOp)
-PROGRAM_WORKER(FetchWeightsOp)
-PROGRAM_WORKER(ReleaseWeightsOp)
-PROGRAM_WORKER(AllReduceGradOp)
-PROGRAM_WORKER(ReduceGradOp)
-PROGRAM_WORKER(OptimizerStepOp)
-#undef PROGRAM_WORKER
 
 LogicalResult SendOp::verify() {
-  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+  return verifyPointToPoint(*this, getStage(), getPeer());
 }
 LogicalResult RecvOp::verify() {
-  bool inRank = getOperation()->getParentOfType<RankOp>() != nullptr;
-  if (getSource() && inRank)
-    return emitOpError("in a rank program cannot name its source: the value "
-                       "lives on another rank");
-  if (!getSource() && !inRank)
-    return emitOpError("in a step needs its source: the value sent");
-  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+  return verifyPointToPoint(*this, getStage(), getPeer());
 }
 LogicalResult SendWeightsOp::verify() {
-  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+  return verifyPointToPoint(*this, getStage(), getPeer());
 }
 LogicalResult FetchWeightsOp::verify() {
-  return verifyPointToPoint(*this, getStage(), getWorker(), getPeer());
+  return verifyPointToPoint(*this, getStage(), getPeer());
 }
 LogicalResult ReleaseWeightsOp::verify() {
-  return verifyProgramOp(*this, getWorker(), {});
+  return verifyStage(*this, getStage());
 }
 LogicalResult AllReduceGradOp::verify() {
-  if (failed(verifyProgramOp(*this, getWorker(), {})))
-    return failure();
-  return verifyMembers(*this, getWorker(), getMembers());
+  return verifyMembers(*this, getStage(), getMembers());
 }
 LogicalResult ReduceGradOp::verify() {
-  if (failed(verifyProgramOp(*this, getWorker(), {{"root", getRoot()}})) ||
-      failed(verifyMembers(*this, getWorker(), getMembers())))
+  if (failed(verifyMembers(*this, getStage(), getMembers())))
     return failure();
   if (!llvm::is_contained(getMembers(), getRoot()))
     return emitOpError() << "root " << getRoot() << " is not a member";
   return success();
 }
 LogicalResult OptimizerStepOp::verify() {
-  return verifyProgramOp(*this, getWorker(), {});
+  return verifyStage(*this, getStage());
 }
 
 LogicalResult GroupOp::verify() {

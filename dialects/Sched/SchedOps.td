@@ -89,8 +89,6 @@ def Sched_StepOp : Sched_Op<"step", [
     bool isLowered() {
       return !isSpec() && ::mlir::isa<RankOp>(getBody().front().front());
     }
-    /// Whether the step holds only jobs (no communication inserted yet).
-    bool isJobGraph();
     /// The body block, created if the region is empty.
     ::mlir::Block &getOrCreateBody();
   }];

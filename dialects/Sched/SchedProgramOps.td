@@ -1,8 +1,9 @@
 //===- SchedProgramOps.td - communication and rank programs -*- tablegen -*-===//
 //
-// What --sched-insert-comm derives from the placement (transfers, weight
-// fetches, gradient reductions, optimizer steps) and what
-// --sched-split-ranks builds from it: one program per worker.
+// What --sched-lower-ranks derives from a simulated step (transfers, weight
+// fetches, gradient reductions, optimizer steps) and the program of each
+// worker that holds them. These ops live only in rank programs: the worker
+// is the enclosing rank and the position is the region order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,21 +12,12 @@
 
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-/// An op of a worker's program that is not a job. In a step it carries `on`
-/// (its worker), `order` (its position) and `group` (ops posted together);
-/// in a `sched.rank` none of them.
+/// An op of a worker's program that is not a job.
 class Sched_ProgramOp<string mnemonic, list<Trait> traits = []>
     : Sched_Op<mnemonic, !listconcat(traits, [
-        ParentOneOf<["StepOp", "RankOp", "GroupOp"]>,
-        DeclareOpInterfaceMethods<Sched_ProgramOpInterface,
-                                  ["getProgramWorker"]>])> {
-  dag placement = (ins
-    OptionalAttr<NonNegI64Attr>:$worker,
-    OptionalAttr<NonNegI64Attr>:$order,
-    OptionalAttr<NonNegI64Attr>:$group
-  );
-  string placementFormat =
-    "(`on` $worker^)? (`order` $order^)? (`group` $group^)? attr-dict";
+        ParentOneOf<["RankOp", "GroupOp"]>])> {
+  dag placement = (ins);
+  string placementFormat = "attr-dict";
   let hasVerifier = 1;
 }
 
@@ -38,7 +30,7 @@ def Sched_SendOp : Sched_ProgramOp<"send"> {
     message and equal on both sides.
 
     ```mlir
-    sched.send %0 act(0, 0) to 1 tag 0 bytes 4096 on 0 order 1 group 1
+    sched.send %0 act(0, 0) to 1 tag 0 bytes 4096
     ```
   }];
   let arguments = !con((ins
@@ -56,16 +48,14 @@ def Sched_SendOp : Sched_ProgramOp<"send"> {
 def Sched_RecvOp : Sched_ProgramOp<"recv"> {
   let summary = "receive an activation or a gradient from another worker";
   let description = [{
-    The receiving side of a `sched.send`. In a step, `source` is the value
-    sent (it keeps the data edge checkable); in a rank program the value
-    lives on another rank and `source` is gone.
+    The receiving side of a `sched.send`: its result is the tensor the peer
+    sent.
 
     ```mlir
-    %1 = sched.recv act(0, 0) from 0 tag 0 bytes 4096 on 1 order 0 group 0 source %0
+    %1 = sched.recv act(0, 0) from 0 tag 0 bytes 4096
     ```
   }];
   let arguments = !con((ins
-    Optional<Sched_TensorType>:$source,
     Sched_TensorKind:$kind,
     NonNegI64Attr:$stage,
     NonNegI64Attr:$microbatch,
@@ -74,16 +64,14 @@ def Sched_RecvOp : Sched_ProgramOp<"recv"> {
     NonNegI64Attr:$bytes), placement);
   let results = (outs Sched_TensorType:$output);
   let assemblyFormat = "$kind `(` $stage `,` $microbatch `)` `from` $peer "
-                       "`tag` $tag `bytes` $bytes (`on` $worker^)? "
-                       "(`order` $order^)? (`group` $group^)? "
-                       "(`source` $source^)? attr-dict";
+                       "`tag` $tag `bytes` $bytes attr-dict";
 }
 
 def Sched_SendWeightsOp : Sched_ProgramOp<"send_weights"> {
   let summary = "the owner of a stage's weights sends a copy";
   let description = [{
     ```mlir
-    sched.send_weights(1) to 0 tag 2 bytes 65536 on 1 order 0 group 0
+    sched.send_weights(1) to 0 tag 2 bytes 65536
     ```
   }];
   let arguments = !con((ins
@@ -99,11 +87,11 @@ def Sched_FetchWeightsOp : Sched_ProgramOp<"fetch_weights"> {
   let summary = "fetch a copy of a stage's weights from its owner";
   let description = [{
     Where `w_compute != w_weights`: the compute worker receives the stage's
-    weights ahead of the job (the prefetch depth of --sched-insert-comm) and
+    weights ahead of the job (the prefetch depth of --sched-lower-ranks) and
     releases them after the last job of the window that uses them.
 
     ```mlir
-    sched.fetch_weights(1) from 1 tag 2 bytes 65536 on 0 order 0 group 0
+    sched.fetch_weights(1) from 1 tag 2 bytes 65536
     ```
   }];
   let arguments = !con((ins
@@ -128,7 +116,7 @@ def Sched_AllReduceGradOp : Sched_ProgramOp<"allreduce_grad"> {
     the stage contribute zeros.
 
     ```mlir
-    sched.allreduce_grad(0) over [0, 1] bytes 65536 on 0 order 9
+    sched.allreduce_grad(0) over [0, 1] bytes 65536
     ```
   }];
   let arguments = !con((ins
@@ -143,7 +131,7 @@ def Sched_ReduceGradOp : Sched_ProgramOp<"reduce_grad"> {
   let summary = "sum a sharded stage's weight gradients onto its owner";
   let description = [{
     ```mlir
-    sched.reduce_grad(1) to 1 over [0, 1] bytes 65536 on 0 order 9
+    sched.reduce_grad(1) to 1 over [0, 1] bytes 65536
     ```
   }];
   let arguments = !con((ins
@@ -195,7 +183,7 @@ def Sched_RankOp : Sched_Op<"rank", [
     HasParent<"StepOp">, IsolatedFromAbove, NoTerminator, SingleBlock]> {
   let summary = "the static program of one worker";
   let description = [{
-    After --sched-split-ranks a step holds one `sched.rank` per worker, in
+    After --sched-lower-ranks a step holds one `sched.rank` per worker, in
     rank order; each holds its ops in execution order. `owns` lists the
     stages whose weights the rank keeps for the whole run.
   }];

@@ -19,10 +19,10 @@ void pipesched::buildLowerPipeline(OpPassManager &pm,
   simulate.memoryCap = options.memoryCap;
   simulate.noMemoryCap = options.noMemoryCap;
   step.addPass(createSchedSimulate(simulate));
-  SchedInsertCommOptions comm;
-  comm.prefetchDepth = options.prefetchDepth;
-  step.addPass(createSchedInsertComm(comm));
-  step.addPass(createSchedSplitRanks());
+  SchedLowerRanksOptions ranks;
+  ranks.prefetchDepth = options.prefetchDepth;
+  ranks.verifyPlan = options.verify;
+  step.addPass(createSchedLowerRanks(ranks));
   if (options.verify)
     step.addPass(createSchedVerifyDeadlockFree());
 }
@@ -31,6 +31,6 @@ void pipesched::registerPipelines() {
   PassPipelineRegistration<LowerOptions>(
       "pipeline-lower",
       "Lower step specs to verified per-rank programs: expand, place, "
-      "simulate, insert-comm, split-ranks, verify-deadlock-free",
+      "simulate, lower-ranks, verify-deadlock-free",
       buildLowerPipeline);
 }

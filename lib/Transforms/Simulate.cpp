@@ -145,10 +145,9 @@ void SchedSimulate::runOnOperation() {
   StepOp step = getOperation();
   if (step.isSpec())
     return;
-  if (!step.isJobGraph()) {
-    step.emitOpError("can only be simulated before communication is "
-                     "inserted (run --sched-simulate before "
-                     "--sched-insert-comm)");
+  if (step.isLowered()) {
+    step.emitOpError("holds rank programs: simulate before "
+                     "--sched-lower-ranks");
     return signalPassFailure();
   }
   sim::JobGraph graph;

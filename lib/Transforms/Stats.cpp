@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommProblem.h"
+
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Transforms/Passes.h"
 
@@ -82,11 +84,9 @@ static FailureOr<StepStats> collect(StepOp step) {
   SmallVector<Placed> jobs;
   if (step.isLowered())
     return step.emitOpError("is split into rank programs: run --sched-stats "
-                            "before --sched-split-ranks");
+                            "before --sched-lower-ranks");
   for (Operation &op : step.getBody().front()) {
-    auto job = dyn_cast<JobOpInterface>(op);
-    if (!job)
-      continue; // communication inserted by --sched-insert-comm
+    auto job = cast<JobOpInterface>(op);
     std::optional<int64_t> worker = job.getComputeWorker(),
                            order = job.getOrderIndex(),
                            start = job.getStartTime(), end = job.getEndTime();
@@ -104,41 +104,22 @@ static FailureOr<StepStats> collect(StepOp step) {
     stats.latency = std::max(stats.latency, *end);
   }
 
-  // Received tensors: a (value, worker) pair counts once, so a backward that
-  // reads the activation its forward already received adds nothing.
-  llvm::DenseSet<std::pair<Value, int64_t>> received;
-  for (const Placed &p : jobs) {
-    for (Value operand : p.op->getOperands()) {
-      auto producer = operand.getDefiningOp<JobOpInterface>();
-      if (!producer || producer.getComputeWorker() == p.worker ||
-          !received.insert({operand, p.worker}).second)
-        continue;
-      WorkerStats &w = stats.perWorker[p.worker];
-      (producer.getDirection() == Direction::Forward ? w.actRecv
-                                                     : w.gradRecv)++;
-    }
-  }
-
-  // Weights: owned stages, and fetches along each worker's order (a copy is
-  // kept only while consecutive jobs use the same stage).
+  // Traffic: what the lowering will send, from the same plan.
+  FailureOr<StepCommProblem> input = buildCommProblem(step, /*prefetchDepth=*/1);
+  if (failed(input))
+    return failure();
+  if (std::string error = input->problem.check(); !error.empty())
+    return step.emitOpError() << "cannot plan communication: " << error;
+  scheduling::Traffic traffic = scheduling::accountTraffic(
+      input->problem, scheduling::planCommunication(input->problem));
   llvm::DenseSet<std::pair<int64_t, int64_t>> owned;
-  SmallVector<SmallVector<const Placed *>> byWorker(stats.workers);
-  for (const Placed &p : jobs) {
+  for (const Placed &p : jobs)
     if (owned.insert({p.weights, p.stage}).second)
       ++stats.perWorker[p.weights].weightsOwned;
-    byWorker[p.worker].push_back(&p);
-  }
-  for (auto [worker, list] : llvm::enumerate(byWorker)) {
-    llvm::sort(list, [](const Placed *a, const Placed *b) {
-      return a->order < b->order;
-    });
-    std::optional<std::pair<int64_t, int64_t>> held; // (stage, owner)
-    for (const Placed *p : list) {
-      std::pair<int64_t, int64_t> need{p->stage, p->weights};
-      if (p->weights != static_cast<int64_t>(worker) && held != need)
-        ++stats.perWorker[worker].weightFetches;
-      held = need;
-    }
+  for (auto [w, ws] : llvm::enumerate(stats.perWorker)) {
+    ws.actRecv = traffic.activationsReceived[w];
+    ws.gradRecv = traffic.gradientsReceived[w];
+    ws.weightFetches = traffic.weightFetches[w];
   }
 
   // Live activations: a forward's input lives on its worker from its start

@@ -97,7 +97,7 @@ void SchedVerifyDeadlockFree::runOnOperation() {
   StepOp step = getOperation();
   if (!step.isLowered()) {
     step.emitOpError("has no rank programs to verify: run "
-                     "--sched-split-ranks first");
+                     "--sched-lower-ranks first");
     return signalPassFailure();
   }
   std::vector<Operation *> ops; // id -> op

@@ -1,11 +1,18 @@
 #include "loader.h"
 
+#include "json_path.h"
+#include "roles.h"
+
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <sstream>
 #include <unordered_map>
 
@@ -13,8 +20,10 @@ namespace pipesched::runtime {
 namespace {
 
 using json = nlohmann::json;
+namespace schema = pipesched::program;
 
 constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
 
 // Hash of a rank list, to intern collective groups in O(size).
 struct GroupHash {
@@ -26,8 +35,35 @@ struct GroupHash {
   }
 };
 
+// A value for a message, at most ~40 characters: containers are written
+// element by element until the budget is spent, so a huge value costs
+// nothing (nesting is bounded by the parser, kMaxJsonDepth).
+void preview(const json &v, std::string &out, size_t budget) {
+  if (out.size() > budget)
+    return;
+  if (v.is_array() || v.is_object()) {
+    out += v.is_array() ? "[" : "{";
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() <= budget; ++it) {
+      out += first ? "" : ",";
+      first = false;
+      if (v.is_object())
+        out += json(it.key()).dump() + ":";
+      preview(it.value(), out, budget);
+    }
+    out += v.is_array() ? "]" : "}";
+    return;
+  }
+  if (v.is_string() && v.get_ref<const std::string &>().size() > budget) {
+    out += json(v.get_ref<const std::string &>().substr(0, budget)).dump();
+    return;
+  }
+  out += v.dump();
+}
+
 std::string shortDump(const json &v) {
-  std::string s = v.dump();
+  std::string s;
+  preview(v, s, 40);
   if (s.size() > 40)
     s = s.substr(0, 37) + "...";
   return s;
@@ -37,32 +73,41 @@ std::string describeValue(const json &v) {
   return std::string(v.type_name()) + " " + shortDump(v);
 }
 
-// The fields each op kind takes ("op" included).
-struct OpSpec {
-  const char *name;
-  OpKind kind;
-  std::vector<const char *> fields;
-};
+// The index of an op field in the schema's kFieldNames, or -1.
+int fieldIndex(const std::string &key) {
+  for (int i = 0; i < schema::kNumFields; ++i)
+    if (key == schema::kFieldNames[i])
+      return i;
+  return -1;
+}
 
-const std::vector<OpSpec> &opSpecs() {
-  static const std::vector<OpSpec> specs = {
-      {"forward", OpKind::Forward, {"op", "stage", "microbatch", "start", "end"}},
-      {"backward", OpKind::Backward, {"op", "stage", "microbatch", "start", "end"}},
-      {"backward_weight", OpKind::BackwardWeight,
-       {"op", "stage", "microbatch", "start", "end"}},
-      {"send", OpKind::Send,
-       {"op", "kind", "stage", "microbatch", "peer", "tag", "bytes"}},
-      {"recv", OpKind::Recv,
-       {"op", "kind", "stage", "microbatch", "peer", "tag", "bytes"}},
-      {"send_weights", OpKind::SendWeights, {"op", "stage", "peer", "tag", "bytes"}},
-      {"fetch_weights", OpKind::FetchWeights, {"op", "stage", "peer", "tag", "bytes"}},
-      {"release_weights", OpKind::ReleaseWeights, {"op", "stage"}},
-      {"allreduce_grad", OpKind::AllreduceGrad, {"op", "stage", "group"}},
-      {"reduce_grad", OpKind::ReduceGrad, {"op", "stage", "root", "group"}},
-      {"optimizer_step", OpKind::OptimizerStep, {"op", "stage"}},
-      {"group", OpKind::Group, {"op", "ops"}},
-  };
-  return specs;
+// A quick count of the compute ops in the document, tolerant of anything
+// malformed (the real checks come later): it bounds stages x microbatches
+// before anything of that size is allocated.
+int64_t countComputeOps(const json &doc) {
+  static const std::string kRanks(schema::top::kRanks),
+      kOps(schema::rank::kOps), kOp(schema::kFieldNames[0]);
+  int64_t n = 0;
+  auto ranks = doc.find(kRanks);
+  if (ranks == doc.end() || !ranks->is_array())
+    return 0;
+  for (const json &rank : *ranks) {
+    if (!rank.is_object())
+      continue;
+    auto ops = rank.find(kOps);
+    if (ops == rank.end() || !ops->is_array())
+      continue;
+    for (const json &op : *ops) {
+      if (!op.is_object())
+        continue;
+      auto name = op.find(kOp);
+      if (name == op.end() || !name->is_string())
+        continue;
+      std::optional<OpKind> kind = schema::opKindNamed(name->get_ref<const std::string &>());
+      n += kind && isCompute(*kind);
+    }
+  }
+  return n;
 }
 
 class Loader {
@@ -73,44 +118,40 @@ public:
   Program load(const json &doc);
 
 private:
-  [[noreturn]] void fail(const std::string &where, const std::string &what) const {
-    throw ProgramError(source_ + ": " + (where.empty() ? "" : where + ": ") + what);
+  [[noreturn]] void fail(const JsonPath &where, const std::string &what) const {
+    throw ProgramError(source_ + ": " + (where.empty() ? "" : where.str() + ": ") + what);
   }
 
-  static std::string field(const std::string &where, const char *key) {
-    return where.empty() ? key : where + "." + key;
-  }
+  static std::string str(std::string_view s) { return std::string(s); }
 
-  const json &require(const json &obj, const char *key,
-                      const std::string &where) const {
-    auto it = obj.find(key);
+  const json &require(const json &obj, std::string_view key,
+                      const JsonPath &where) const {
+    auto it = obj.find(str(key));
     if (it == obj.end())
-      fail(where, std::string("missing field '") + key + "'");
+      fail(where, "missing field '" + str(key) + "'");
     return *it;
   }
 
-  void checkObject(const json &v, const std::string &where) const {
+  void checkObject(const json &v, const JsonPath &where) const {
     if (!v.is_object())
       fail(where, "expected an object, got " + describeValue(v));
   }
+  void checkArray(const json &v, const JsonPath &where) const {
+    if (!v.is_array())
+      fail(where, "expected an array, got " + describeValue(v));
+  }
 
-  // `context` ends the message: " for op 'send'", " at the top level".
-  void checkFields(const json &obj, const std::string &where,
-                   const std::vector<const char *> &allowed,
-                   const char *context = "", const char *opName = nullptr) const {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char *a) {
-        return it.key() == a;
-      });
-      if (!known)
-        fail(where, "unknown field '" + it.key() + "'" + context +
-                        (opName ? std::string(" for op '") + opName + "'" : ""));
-    }
+  // Refuses fields not in `allowed`; `context` ends the message.
+  template <size_t N>
+  void checkFields(const json &obj, const JsonPath &where,
+                   const std::string_view (&allowed)[N], const char *context = "") const {
+    for (auto it = obj.begin(); it != obj.end(); ++it)
+      if (std::find(std::begin(allowed), std::end(allowed), it.key()) == std::end(allowed))
+        fail(where, "unknown field '" + it.key() + "'" + context);
   }
 
   // An integer in [lo, hi).
-  int64_t toInt(const json &v, const std::string &where, int64_t lo,
-                int64_t hi) const {
+  int64_t toInt(const json &v, const JsonPath &where, int64_t lo, int64_t hi) const {
     if (!v.is_number_integer())
       fail(where, "expected an integer, got " + describeValue(v));
     if (v.is_number_unsigned() &&
@@ -127,29 +168,33 @@ private:
     return x;
   }
 
-  int64_t intField(const json &obj, const char *key, const std::string &where,
+  int64_t intField(const json &obj, std::string_view key, const JsonPath &where,
                    int64_t lo, int64_t hi) const {
-    return toInt(require(obj, key, where), field(where, key), lo, hi);
+    return toInt(require(obj, key, where), where.key(key), lo, hi);
   }
 
-  double numberField(const json &obj, const char *key,
-                     const std::string &where) const {
-    const json &v = require(obj, key, where);
+  double toNumber(const json &v, const JsonPath &where) const {
     if (!v.is_number())
-      fail(field(where, key), "expected a number, got " + describeValue(v));
+      fail(where, "expected a number, got " + describeValue(v));
     double x = v.get<double>();
     if (!(x >= 0))
-      fail(field(where, key), shortDump(v) + " must be non-negative");
+      fail(where, shortDump(v) + " must be non-negative");
     return x;
   }
 
+  void checkVersion(const json &doc) const;
+  void checkSize(const json &doc, const Program &p) const;
   void loadCost(const json &doc, Program &p) const;
   void loadStageGraph(const json &doc, Program &p) const;
   void loadRank(const json &v, int index, Program &p);
-  Op loadOp(const json &v, const OpRef &ref, bool inGroup, Program &p,
+  void loadOwns(const json &owns, const JsonPath &where, const Program &p,
+                RankProgram &rp) const;
+  Op loadOp(const json &v, const JsonPath &where, int rank, bool inGroup, Program &p,
             RankProgram &rp);
-  int internGroup(const json &v, const std::string &where, int caller,
-                  Program &p);
+  void loadTensors(const json *reads, const json *writes, const JsonPath &where,
+                   const Program &p, RankProgram &rp, Op &op) const;
+  int64_t loadTensorList(const json &v, const JsonPath &where, const Program &p) const;
+  int internGroup(const json &v, const JsonPath &where, int caller, Program &p);
 
   const std::string &source_;
   int worldSize_;
@@ -158,216 +203,267 @@ private:
 };
 
 Program Loader::load(const json &doc) {
-  checkObject(doc, "");
+  using namespace schema::top;
+  const JsonPath top;
+  checkObject(doc, top);
   Program p;
   p.source = source_;
 
-  const json &format = require(doc, "format", "");
-  if (!format.is_string() || format.get<std::string>() != "pipesched-program")
-    fail("format", "expected \"pipesched-program\", got " + shortDump(format));
-  int64_t version = toInt(require(doc, "version", ""), "version", 0, kNoUpperBound);
-  if (version != 1)
-    fail("version", "unsupported version " + std::to_string(version) +
-                        " (this runtime reads version 1)");
-  checkFields(doc, "",
-              {"format", "version", "stages", "microbatches", "workers",
-               "stage_graph", "split_backward", "cost", "makespan", "ranks"},
-              " at the top level");
+  const json &format = require(doc, kFormatField, top);
+  if (!format.is_string() || format.get_ref<const std::string &>() != schema::kFormat)
+    fail(top.key(kFormatField),
+         "expected \"" + str(schema::kFormat) + "\", got " + shortDump(format));
+  checkVersion(doc);
+  checkFields(doc, top, kAll, " at the top level");
 
-  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  p.workers = int(intField(doc, "workers", "", 1, kMaxInt));
+  p.workers = int(intField(doc, kWorkers, top, 1, kMaxInt));
   if (worldSize_ >= 0 && p.workers != worldSize_)
-    fail("", "the program is for " + std::to_string(p.workers) +
-                 " ranks, launched with " + std::to_string(worldSize_));
-  p.stages = int(intField(doc, "stages", "", 1, kMaxInt));
-  p.microbatches = int(intField(doc, "microbatches", "", 1, kMaxInt));
+    fail(top, "the program is for " + std::to_string(p.workers) +
+                  " ranks, launched with " + std::to_string(worldSize_));
+  p.stages = int(intField(doc, kStages, top, 1, kMaxInt));
+  p.microbatches = int(intField(doc, kMicrobatches, top, 1, kMaxInt));
 
-  const json &split = require(doc, "split_backward", "");
+  const json &split = require(doc, kSplitBackward, top);
   if (!split.is_boolean())
-    fail("split_backward", "expected a boolean, got " + describeValue(split));
+    fail(top.key(kSplitBackward), "expected a boolean, got " + describeValue(split));
   p.splitBackward = split.get<bool>();
 
+  checkSize(doc, p);
   loadStageGraph(doc, p);
   loadCost(doc, p);
-  p.makespan = numberField(doc, "makespan", "");
+  p.makespan = toNumber(require(doc, kMakespan, top), top.key(kMakespan));
 
-  const json &ranks = require(doc, "ranks", "");
-  if (!ranks.is_array())
-    fail("ranks", "expected an array, got " + describeValue(ranks));
+  const json &ranks = require(doc, kRanks, top);
+  checkArray(ranks, top.key(kRanks));
   if (ranks.size() != size_t(p.workers))
-    fail("ranks", "has " + std::to_string(ranks.size()) +
-                      " entries, expected one per worker (" +
-                      std::to_string(p.workers) + ")");
-  p.ranks.resize(p.workers);
+    fail(top.key(kRanks), "has " + std::to_string(ranks.size()) +
+                              " entries, expected one per worker (" +
+                              std::to_string(p.workers) + ")");
+  p.ranks.resize(size_t(p.workers));
   for (int r = 0; r < p.workers; ++r)
-    loadRank(ranks[r], r, p);
+    loadRank(ranks[size_t(r)], r, p);
 
   // Every stage needs an owner to initialize and keep its weights.
-  std::vector<char> owned(p.stages, 0);
+  std::vector<char> owned(size_t(p.stages), 0);
   for (const RankProgram &rp : p.ranks)
     for (int s : rp.owns)
-      owned[s] = 1;
+      owned[size_t(s)] = 1;
   for (int s = 0; s < p.stages; ++s)
-    if (!owned[s])
-      fail("ranks", "stage " + std::to_string(s) +
-                        " has no owner (no ranks[i].owns lists it)");
+    if (!owned[size_t(s)])
+      fail(top.key(kRanks), "stage " + std::to_string(s) +
+                                " has no owner (no ranks[i].owns lists it)");
   return p;
 }
 
+void Loader::checkVersion(const json &doc) const {
+  const JsonPath where = JsonPath().key(schema::top::kVersion);
+  int64_t version = toInt(require(doc, schema::top::kVersion, JsonPath()), where, 0,
+                          kNoUpperBound);
+  if (version == schema::kVersion)
+    return;
+  const std::string want = std::to_string(schema::kVersion);
+  fail(where, "this file is format version " + std::to_string(version) +
+                  "; this pipeline-run reads version " + want +
+                  (version < schema::kVersion
+                       ? " (recompile it with pipeline-compile)"
+                       : " (it needs a newer pipeline-run)"));
+}
+
+// Every forward and backward runs exactly once, so stages x microbatches
+// cannot exceed the compute ops in the file: checked before anything of
+// that size is allocated (a file claiming 2^31 stages is refused at once).
+// The slack lets the validator name a missing job precisely.
+void Loader::checkSize(const json &doc, const Program &p) const {
+  const int64_t computeOps = countComputeOps(doc);
+  const int64_t jobs = int64_t(p.stages) * p.microbatches;
+  const int64_t directions = p.splitBackward ? 3 : 2;
+  const int64_t limit = computeOps + 1024;
+  if (jobs > limit || jobs * directions > limit)
+    fail(JsonPath(), std::to_string(p.stages) + " stages x " +
+                         std::to_string(p.microbatches) + " microbatches make " +
+                         std::to_string(jobs) + " jobs per direction, but the file has " +
+                         std::to_string(computeOps) +
+                         " compute ops (every forward and backward runs exactly once)");
+}
+
 void Loader::loadStageGraph(const json &doc, Program &p) const {
-  const json &g = require(doc, "stage_graph", "");
-  if (!g.is_array())
-    fail("stage_graph", "expected an array, got " + describeValue(g));
-  std::vector<char> seen(p.stages, 0);
+  const JsonPath where = JsonPath().key(schema::top::kStageGraph);
+  const json &g = require(doc, schema::top::kStageGraph, JsonPath());
+  checkArray(g, where);
+  std::vector<std::pair<int, int>> edges;
+  edges.reserve(g.size());
+  std::unordered_map<uint64_t, size_t> seen;
   for (size_t i = 0; i < g.size(); ++i) {
-    std::string where = "stage_graph[" + std::to_string(i) + "]";
+    const JsonPath at = where.index(int64_t(i));
     const json &e = g[i];
     if (!e.is_array() || e.size() != 2)
-      fail(where, "expected an edge [src, dst], got " + describeValue(e));
-    int src = int(toInt(e[0], where + "[0]", 0, p.stages));
-    int dst = int(toInt(e[1], where + "[1]", 0, p.stages));
-    // An explicit chain is the same model as the empty list; anything else
-    // (fan-in, fan-out, skips) would need a DAG-aware executor.
-    if (dst != src + 1 || seen[src])
-      fail(where, "pipeline-run supports only chain stage graphs "
-                  "(0 -> 1 -> ... -> S-1); edge [" + std::to_string(src) +
-                      ", " + std::to_string(dst) + "] is not part of the chain");
-    seen[src] = 1;
-    p.stageGraph.emplace_back(src, dst);
+      fail(at, "expected an edge [src, dst], got " + describeValue(e));
+    int src = int(toInt(e[0], at.index(0), 0, p.stages));
+    int dst = int(toInt(e[1], at.index(1), 0, p.stages));
+    const std::string edge = "[" + std::to_string(src) + ", " + std::to_string(dst) + "]";
+    if (src >= dst)
+      fail(at, "edge " + edge + " must go from a lower to a higher stage (src < dst)");
+    auto [it, fresh] = seen.emplace(uint64_t(src) << 32 | uint64_t(dst), i);
+    if (!fresh)
+      fail(at, "edge " + edge + " is listed twice (first at stage_graph[" +
+                   std::to_string(it->second) + "])");
+    edges.emplace_back(src, dst);
   }
-  if (!g.empty() && g.size() != size_t(p.stages - 1))
-    fail("stage_graph", "pipeline-run supports only chain stage graphs "
-                        "(0 -> 1 -> ... -> S-1); the list has " +
-                            std::to_string(g.size()) + " of its " +
-                            std::to_string(p.stages - 1) + " edges");
+  p.graph = StageGraph(p.stages, std::move(edges));
 }
 
 void Loader::loadCost(const json &doc, Program &p) const {
-  const json &c = require(doc, "cost", "");
-  checkObject(c, "cost");
-  checkFields(c, "cost", {"fwd", "bwd", "bwd_w", "act_bytes", "weight_bytes"});
-  auto durations = [&](const char *key, std::vector<double> &out) {
-    const json &a = require(c, key, "cost");
-    std::string where = std::string("cost.") + key;
-    if (!a.is_array())
-      fail(where, "expected an array, got " + describeValue(a));
+  using namespace schema::cost;
+  const JsonPath where = JsonPath().key(schema::top::kCost);
+  const json &c = require(doc, schema::top::kCost, JsonPath());
+  checkObject(c, where);
+  checkFields(c, where, kAll);
+  auto durations = [&](std::string_view key, std::vector<double> &out) {
+    const JsonPath at = where.key(key);
+    const json &a = require(c, key, where);
+    checkArray(a, at);
     if (a.size() != size_t(p.stages))
-      fail(where, "lists " + std::to_string(a.size()) + " durations for " +
-                      std::to_string(p.stages) + " stages");
-    for (size_t i = 0; i < a.size(); ++i) {
-      std::string w = where + "[" + std::to_string(i) + "]";
-      if (!a[i].is_number())
-        fail(w, "expected a number, got " + describeValue(a[i]));
-      double x = a[i].get<double>();
-      if (!(x >= 0))
-        fail(w, shortDump(a[i]) + " must be non-negative");
-      out.push_back(x);
-    }
+      fail(at, "lists " + std::to_string(a.size()) + " durations for " +
+                   std::to_string(p.stages) + " stages");
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(toNumber(a[i], at.index(int64_t(i))));
   };
-  durations("fwd", p.cost.fwd);
-  durations("bwd", p.cost.bwd);
-  durations("bwd_w", p.cost.bwdW);
-  p.cost.actBytes = intField(c, "act_bytes", "cost", 0, kNoUpperBound);
-  p.cost.weightBytes = intField(c, "weight_bytes", "cost", 0, kNoUpperBound);
+  durations(kFwd, p.cost.fwd);
+  durations(kBwd, p.cost.bwd);
+  durations(kBwdW, p.cost.bwdW);
+  p.cost.actBytes = intField(c, kActBytes, where, 0, kNoUpperBound);
+  p.cost.weightBytes = intField(c, kWeightBytes, where, 0, kNoUpperBound);
 }
 
 void Loader::loadRank(const json &v, int index, Program &p) {
-  std::string where = "ranks[" + std::to_string(index) + "]";
+  using namespace schema::rank;
+  const JsonPath where = JsonPath().key(schema::top::kRanks).index(index);
   checkObject(v, where);
-  checkFields(v, where, {"rank", "owns", "ops"});
-  RankProgram &rp = p.ranks[index];
-  int64_t rank = toInt(require(v, "rank", where), where + ".rank", 0, kNoUpperBound);
+  checkFields(v, where, kAll);
+  RankProgram &rp = p.ranks[size_t(index)];
+  int64_t rank = intField(v, kRank, where, 0, kNoUpperBound);
   if (rank != index)
-    fail(where + ".rank", "expected " + std::to_string(index) + ", got " +
-                              std::to_string(rank) + " (ranks must be listed in order)");
+    fail(where.key(kRank), "expected " + std::to_string(index) + ", got " +
+                               std::to_string(rank) + " (ranks must be listed in order)");
   rp.rank = index;
+  loadOwns(require(v, kOwns, where), where.key(kOwns), p, rp);
 
-  const json &owns = require(v, "owns", where);
-  if (!owns.is_array())
-    fail(where + ".owns", "expected an array, got " + describeValue(owns));
-  rp.ownsMask.assign(p.stages, 0);
-  for (size_t i = 0; i < owns.size(); ++i) {
-    std::string w = where + ".owns[" + std::to_string(i) + "]";
-    int s = int(toInt(owns[i], w, 0, p.stages));
-    if (rp.ownsMask[s])
-      fail(w, "stage " + std::to_string(s) + " is listed twice");
-    rp.ownsMask[s] = 1;
-    rp.owns.push_back(s);
-  }
-
-  const json &ops = require(v, "ops", where);
-  if (!ops.is_array())
-    fail(where + ".ops", "expected an array, got " + describeValue(ops));
+  const json &ops = require(v, kOps, where);
+  const JsonPath opsAt = where.key(kOps);
+  checkArray(ops, opsAt);
+  if (ops.size() > size_t(kMaxInt))
+    fail(opsAt, "has more than 2^31 ops");
   rp.ops.reserve(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    OpRef ref{int32_t(index), int32_t(i), -1};
-    rp.ops.push_back(loadOp(ops[i], ref, false, p, rp));
-  }
+  for (size_t i = 0; i < ops.size(); ++i)
+    rp.ops.push_back(loadOp(ops[i], opsAt.index(int64_t(i)), index, false, p, rp));
 }
 
-Op Loader::loadOp(const json &v, const OpRef &ref, bool inGroup, Program &p,
-                  RankProgram &rp) {
-  std::string where = ref.str();
-  checkObject(v, where);
-  const json &name = require(v, "op", where);
-  if (!name.is_string())
-    fail(where + ".op", "expected a string, got " + describeValue(name));
-  const std::string &opName_ = name.get_ref<const std::string &>();
-  const OpSpec *spec = nullptr;
-  for (const OpSpec &s : opSpecs())
-    if (opName_ == s.name)
-      spec = &s;
-  if (!spec)
-    fail(where + ".op", "unknown op '" + opName_ + "'");
-  checkFields(v, where, spec->fields, "", spec->name);
+void Loader::loadOwns(const json &owns, const JsonPath &where, const Program &p,
+                      RankProgram &rp) const {
+  checkArray(owns, where);
+  for (size_t i = 0; i < owns.size(); ++i)
+    rp.owns.push_back(int(toInt(owns[i], where.index(int64_t(i)), 0, p.stages)));
+  rp.ownsSorted = rp.owns;
+  std::sort(rp.ownsSorted.begin(), rp.ownsSorted.end());
+  auto twice = std::adjacent_find(rp.ownsSorted.begin(), rp.ownsSorted.end());
+  if (twice == rp.ownsSorted.end())
+    return;
+  // Name the second listing.
+  size_t second = 0;
+  for (size_t i = 0, seen = 0; i < rp.owns.size(); ++i)
+    if (rp.owns[i] == *twice && seen++ == 1)
+      second = i;
+  fail(where.index(int64_t(second)),
+       "stage " + std::to_string(*twice) + " is listed twice");
+}
 
-  Op op;
-  op.kind = spec->kind;
-  if (inGroup && !isP2P(op.kind))
+Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
+                  Program &p, RankProgram &rp) {
+  using schema::Field;
+  checkObject(v, where);
+  // One pass over the op's fields: which are present, and where.
+  const json *fields[schema::kNumFields] = {};
+  uint32_t present = 0;
+  bool unknown = false;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    int f = fieldIndex(it.key());
+    if (f < 0) {
+      unknown = true;
+      continue;
+    }
+    fields[f] = &it.value();
+    present |= 1u << f;
+  }
+  const json *name = fields[0];
+  if (!name)
+    fail(where, "missing field 'op'");
+  if (!name->is_string())
+    fail(where.key("op"), "expected a string, got " + describeValue(*name));
+  const std::string &opName_ = name->get_ref<const std::string &>();
+  std::optional<OpKind> kind = schema::opKindNamed(opName_);
+  if (!kind)
+    fail(where.key("op"), "unknown op '" + opName_ + "'");
+  const schema::OpSchema &spec = schema::opSchema(*kind);
+  if (inGroup && !isPointToPoint(*kind))
     fail(where, "'" + opName_ + "' cannot appear in a group (only send, recv, "
                 "send_weights and fetch_weights can)");
+  if (unknown || (present & ~spec.allowed()))
+    for (auto it = v.begin(); it != v.end(); ++it) { // the first, in key order
+      int f = fieldIndex(it.key());
+      if (f < 0 || !(spec.allowed() >> f & 1u))
+        fail(where, "unknown field '" + it.key() + "' for op '" + opName_ + "'");
+    }
+  for (int f = 0; f < schema::kNumFields; ++f)
+    if ((spec.required >> f & 1u) && !(present >> f & 1u))
+      fail(where, "missing field '" + str(schema::kFieldNames[f]) + "'");
 
+  auto field = [&](Field f) -> const json & {
+    return *fields[__builtin_ctz(uint32_t(f))];
+  };
+  auto at = [&](Field f) { return where.key(schema::fieldName(f)); };
+  auto has = [&](Field f) { return (present & uint32_t(f)) != 0; };
+  auto intOf = [&](Field f, int64_t lo, int64_t hi) {
+    return toInt(field(f), at(f), lo, hi);
+  };
+
+  Op op;
+  op.kind = *kind;
   const int W = p.workers;
-  if (op.kind != OpKind::Group)
-    op.stage = int32_t(intField(v, "stage", where, 0, p.stages));
-
+  if (has(schema::kStage))
+    op.stage = int32_t(intOf(schema::kStage, 0, p.stages));
   switch (op.kind) {
   case OpKind::Forward:
   case OpKind::Backward:
   case OpKind::BackwardWeight:
     if (op.kind == OpKind::BackwardWeight && !p.splitBackward)
       fail(where, "backward_weight needs \"split_backward\": true");
-    op.microbatch = int32_t(intField(v, "microbatch", where, 0, p.microbatches));
+    op.microbatch = int32_t(intOf(schema::kMicrobatch, 0, p.microbatches));
     // Simulated times: present once the schedule was simulated.
-    if (v.contains("start"))
-      op.start = numberField(v, "start", where);
-    if (v.contains("end"))
-      op.end = numberField(v, "end", where);
-    if (v.contains("start") && v.contains("end") && op.end < op.start)
-      fail(where + ".end", "ends before its start");
+    if (has(schema::kStart))
+      op.start = toNumber(field(schema::kStart), at(schema::kStart));
+    if (has(schema::kEnd))
+      op.end = toNumber(field(schema::kEnd), at(schema::kEnd));
+    if (has(schema::kStart) && has(schema::kEnd) && op.end < op.start)
+      fail(at(schema::kEnd), "ends before its start");
+    loadTensors(&field(schema::kReads), &field(schema::kWrites), where, p, rp, op);
     break;
   case OpKind::Send:
   case OpKind::Recv: {
-    const json &kind = require(v, "kind", where);
-    if (!kind.is_string())
-      fail(where + ".kind", "expected a string, got " + describeValue(kind));
-    const std::string &k = kind.get_ref<const std::string &>();
-    if (k == "act")
-      op.tensor = TensorKind::Act;
-    else if (k == "grad")
-      op.tensor = TensorKind::Grad;
-    else
-      fail(where + ".kind", "unknown kind '" + k + "' (expected 'act' or 'grad')");
-    op.microbatch = int32_t(intField(v, "microbatch", where, 0, p.microbatches));
+    const bool send = op.kind == OpKind::Send;
+    const Field f = send ? schema::kReads : schema::kWrites;
+    op.tensor = loadTensorList(field(f), at(f), p);
+    program::TensorRef t = program::tensorOf(op.tensor, p.microbatches);
+    op.stage = int32_t(t.stage);
+    op.microbatch = int32_t(t.microbatch);
   }
     [[fallthrough]];
   case OpKind::SendWeights:
   case OpKind::FetchWeights:
-    op.peer = int32_t(intField(v, "peer", where, 0, W));
-    if (op.peer == ref.rank)
-      fail(where + ".peer", std::to_string(op.peer) + " is the rank itself");
-    op.tag = intField(v, "tag", where, 0, int64_t(std::numeric_limits<int32_t>::max()) + 1);
-    op.bytes = intField(v, "bytes", where, 0, kNoUpperBound);
+    op.peer = int32_t(intOf(schema::kPeer, 0, W));
+    if (op.peer == rank)
+      fail(at(schema::kPeer), std::to_string(op.peer) + " is the rank itself");
+    op.tag = intOf(schema::kTag, 0, kMaxInt + 1);
+    op.bytes = intOf(schema::kBytes, 0, kNoUpperBound);
     break;
   case OpKind::ReleaseWeights:
   case OpKind::OptimizerStep:
@@ -375,55 +471,93 @@ Op Loader::loadOp(const json &v, const OpRef &ref, bool inGroup, Program &p,
   case OpKind::AllreduceGrad:
   case OpKind::ReduceGrad:
     if (op.kind == OpKind::ReduceGrad)
-      op.root = int32_t(intField(v, "root", where, 0, W));
-    op.group = internGroup(require(v, "group", where), where + ".group",
-                           ref.rank, p);
+      op.root = int32_t(intOf(schema::kRoot, 0, W));
+    op.group = internGroup(field(schema::kMembers), at(schema::kMembers), rank, p);
+    op.bytes = intOf(schema::kBytes, 0, kNoUpperBound);
     if (op.kind == OpKind::ReduceGrad &&
-        !std::binary_search(p.groups[op.group].begin(), p.groups[op.group].end(),
-                            op.root))
-      fail(where + ".root", "rank " + std::to_string(op.root) +
-                                " is not in the group " +
-                                groupString(p.groups[op.group]));
+        !std::binary_search(p.groups[size_t(op.group)].begin(),
+                            p.groups[size_t(op.group)].end(), op.root))
+      fail(at(schema::kRoot), "rank " + std::to_string(op.root) +
+                                  " is not in the members " +
+                                  listString(p.groups[size_t(op.group)]));
     break;
   case OpKind::Group: {
-    const json &ops = require(v, "ops", where);
-    if (!ops.is_array())
-      fail(where + ".ops", "expected an array, got " + describeValue(ops));
-    // Children are appended after any earlier group's: contiguous, since
-    // groups do not nest.
-    std::vector<Op> children;
-    children.reserve(ops.size());
+    const json &ops = field(schema::kOps);
+    const JsonPath opsAt = at(schema::kOps);
+    checkArray(ops, opsAt);
+    if (rp.children.size() + ops.size() > size_t(kMaxInt))
+      fail(opsAt, "the rank's groups hold more than 2^31 ops");
+    // Groups do not nest, so a group's children are contiguous.
+    op.first = uint32_t(rp.children.size());
+    op.count = uint32_t(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
-      OpRef child = ref;
-      child.child = int32_t(i);
-      children.push_back(loadOp(ops[i], child, true, p, rp));
+      Op child = loadOp(ops[i], opsAt.index(int64_t(i)), rank, true, p, rp);
+      rp.children.push_back(child);
     }
-    op.firstChild = uint32_t(rp.children.size());
-    op.numChildren = uint32_t(children.size());
-    rp.children.insert(rp.children.end(), children.begin(), children.end());
     break;
   }
   }
   return op;
 }
 
-int Loader::internGroup(const json &v, const std::string &where, int caller,
-                        Program &p) {
+// A send's reads or a receive's writes: exactly one tensor id.
+int64_t Loader::loadTensorList(const json &v, const JsonPath &where,
+                               const Program &p) const {
+  checkArray(v, where);
+  if (v.size() != 1)
+    fail(where, "lists " + std::to_string(v.size()) +
+                    " tensors; a send or receive moves exactly one");
+  return toInt(v[0], where.index(0), 0, p.tensorCount());
+}
+
+// A compute op's reads and writes: ids in range, then exactly the roles of
+// the stage graph (roles.h).
+void Loader::loadTensors(const json *reads, const json *writes, const JsonPath &where,
+                         const Program &p, RankProgram &rp, Op &op) const {
+  const JsonPath readsAt = where.key(schema::fieldName(schema::kReads));
+  const JsonPath writesAt = where.key(schema::fieldName(schema::kWrites));
+  checkArray(*reads, readsAt);
+  checkArray(*writes, writesAt);
+  if (rp.tensorIds.size() + reads->size() + writes->size() > size_t(UINT32_MAX))
+    fail(where, "the rank's ops list more than 2^32 tensors");
+  op.first = uint32_t(rp.tensorIds.size());
+  op.count = uint32_t(reads->size());
+  op.writes = uint32_t(writes->size());
+  const int64_t ids = p.tensorCount();
+  for (size_t i = 0; i < reads->size(); ++i)
+    rp.tensorIds.push_back(toInt((*reads)[i], readsAt.index(int64_t(i)), 0, ids));
+  for (size_t i = 0; i < writes->size(); ++i)
+    rp.tensorIds.push_back(toInt((*writes)[i], writesAt.index(int64_t(i)), 0, ids));
+  auto listed = [](IdList l) {
+    std::string s = "[";
+    for (uint32_t i = 0; i < l.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(l[i]);
+    return s + "]";
+  };
+  if (!readsMatchRoles(p, op, rp.reads(op)))
+    fail(readsAt, describe(p, op) + " reads " + listed(rp.reads(op)) + ", expected " +
+                      expectedReads(p, op));
+  if (!writesMatchRoles(p, op, rp.writes(op)))
+    fail(writesAt, describe(p, op) + " writes " + listed(rp.writes(op)) +
+                       ", expected " + expectedWrites(p, op));
+}
+
+int Loader::internGroup(const json &v, const JsonPath &where, int caller, Program &p) {
   if (!v.is_array())
     fail(where, "expected an array of ranks, got " + describeValue(v));
   if (v.empty())
     fail(where, "is empty");
   scratch_.clear();
   for (size_t i = 0; i < v.size(); ++i) {
-    std::string w = where + "[" + std::to_string(i) + "]";
-    int r = int(toInt(v[i], w, 0, p.workers));
+    const JsonPath at = where.index(int64_t(i));
+    int r = int(toInt(v[i], at, 0, p.workers));
     if (!scratch_.empty() && r <= scratch_.back())
-      fail(w, "ranks must be sorted and distinct, got " + std::to_string(r) +
-                  " after " + std::to_string(scratch_.back()));
+      fail(at, "ranks must be sorted and distinct, got " + std::to_string(r) +
+                   " after " + std::to_string(scratch_.back()));
     scratch_.push_back(r);
   }
   if (!std::binary_search(scratch_.begin(), scratch_.end(), caller))
-    fail(where, groupString(scratch_) + " does not contain the calling rank " +
+    fail(where, listString(scratch_) + " does not contain the calling rank " +
                     std::to_string(caller));
   auto it = groupIndex_.find(scratch_);
   if (it != groupIndex_.end())
@@ -434,13 +568,59 @@ int Loader::internGroup(const json &v, const std::string &where, int caller,
   return index;
 }
 
+// Thrown by the parser callback when the document nests too deep.
+struct TooDeep {};
+
+// Where the document first nests deeper than kMaxJsonDepth (strings skipped).
+std::string deepestPlace(const std::string &text) {
+  int depth = 0;
+  size_t line = 1, column = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    }
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        return "at line " + std::to_string(line) + ", column " + std::to_string(column) +
+               " (byte " + std::to_string(i) + ")";
+    } else if (c == ']' || c == '}')
+      --depth;
+  }
+  return "";
+}
+
 } // namespace
 
 Program parseProgram(const std::string &text, const std::string &source,
                      int worldSize) {
   json doc;
   try {
-    doc = json::parse(text);
+    // The callback bounds nesting while parsing: a deep document is refused
+    // before it is built (and before anything recurses over it).
+    doc = json::parse(text, [](int depth, json::parse_event_t, json &) {
+      if (depth > kMaxJsonDepth)
+        throw TooDeep{};
+      return true;
+    });
+  } catch (const TooDeep &) {
+    throw ProgramError(source + ": JSON nested deeper than " +
+                       std::to_string(kMaxJsonDepth) + " levels " + deepestPlace(text) +
+                       " (a program nests at most 8)");
   } catch (const json::parse_error &e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 3,
     // column 5: ..."; keep the part after the prefix and add the byte offset.
@@ -456,14 +636,27 @@ Program parseProgram(const std::string &text, const std::string &source,
 }
 
 Program loadProgram(const std::string &path, int worldSize) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    throw ProgramError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw ProgramError(path + ": is a directory, not a program file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw ProgramError(path + ": read error: " + std::strerror(errno));
-  return parseProgram(text.str(), path, worldSize);
+  std::string text;
+  try {
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad())
+      throw ProgramError(path + ": read error: " + std::strerror(errno));
+    text = buffer.str();
+    return parseProgram(text, path, worldSize);
+  } catch (const std::bad_alloc &) {
+    // The JSON document takes ~10x the file's size in memory.
+    throw ProgramError(path + ": out of memory while loading a file of " +
+                       std::to_string((st.st_size + (1 << 20) - 1) >> 20) + " MiB");
+  }
 }
 
 } // namespace pipesched::runtime

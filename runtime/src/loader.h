@@ -1,7 +1,9 @@
-// Reads a program document (JSON, docs/program-format.md) into a Program,
-// checking every field, type and range. Cross-rank consistency (matching
-// sends and receives, collective groups, data and weight availability) is
-// validate()'s job (validator.h).
+// Reads a program document (JSON, docs/program-format.md, version 2) into a
+// Program, checking every field, type and range, and each compute op's
+// reads and writes against the stage graph (roles.h). Cross-rank consistency
+// (every job once, data and weights in place, matching transfers and
+// collectives, deadlock freedom, optimizer steps) is validate()'s job
+// (validator.h).
 #pragma once
 
 #include "program.h"
@@ -16,6 +18,11 @@ namespace pipesched::runtime {
 struct ProgramError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// How deep a document may nest. A program nests 8 levels at most (the
+// reads of an op in a group); anything much deeper is refused while
+// parsing, before it costs stack or memory.
+inline constexpr int kMaxJsonDepth = 16;
 
 // `worldSize` < 0 skips the check that `workers` equals the launched ranks.
 Program parseProgram(const std::string &text, const std::string &source,

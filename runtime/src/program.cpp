@@ -1,29 +1,28 @@
 #include "program.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace pipesched::runtime {
 
-const char *opName(OpKind kind) {
-  switch (kind) {
-  case OpKind::Forward: return "forward";
-  case OpKind::Backward: return "backward";
-  case OpKind::BackwardWeight: return "backward_weight";
-  case OpKind::Send: return "send";
-  case OpKind::Recv: return "recv";
-  case OpKind::SendWeights: return "send_weights";
-  case OpKind::FetchWeights: return "fetch_weights";
-  case OpKind::ReleaseWeights: return "release_weights";
-  case OpKind::AllreduceGrad: return "allreduce_grad";
-  case OpKind::ReduceGrad: return "reduce_grad";
-  case OpKind::OptimizerStep: return "optimizer_step";
-  case OpKind::Group: return "group";
-  }
-  return "?";
+bool RankProgram::ownsStage(int stage) const {
+  return std::binary_search(ownsSorted.begin(), ownsSorted.end(), stage);
 }
 
-const char *tensorName(TensorKind kind) {
-  return kind == TensorKind::Act ? "act" : "grad";
+IdList RankProgram::reads(const Op &op) const {
+  if (isCompute(op.kind))
+    return {tensorIds.data() + op.first, op.count};
+  if (op.kind == OpKind::Send)
+    return {&op.tensor, 1};
+  return {};
+}
+
+IdList RankProgram::writes(const Op &op) const {
+  if (isCompute(op.kind))
+    return {tensorIds.data() + op.first + op.count, op.writes};
+  if (op.kind == OpKind::Recv)
+    return {&op.tensor, 1};
+  return {};
 }
 
 size_t Program::totalOps() const {
@@ -38,6 +37,7 @@ void Program::keepOpsOf(int rank) {
     if (rp.rank != rank) {
       std::vector<Op>().swap(rp.ops);
       std::vector<Op>().swap(rp.children);
+      std::vector<int64_t>().swap(rp.tensorIds);
     }
 }
 
@@ -50,11 +50,17 @@ std::string OpRef::str() const {
   return s;
 }
 
-std::string groupString(const std::vector<int> &group) {
+std::string listString(const std::vector<int> &values) {
   std::string s = "[";
-  for (size_t i = 0; i < group.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(group[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
   return s + "]";
+}
+
+std::string describeTensor(int64_t id, int microbatches) {
+  program::TensorRef t = program::tensorOf(id, microbatches);
+  return std::string(program::tensorKindName(t.kind)) + " (s=" +
+         std::to_string(t.stage) + ", b=" + std::to_string(t.microbatch) + ")";
 }
 
 std::string describe(const Program &program, const Op &op) {
@@ -68,8 +74,7 @@ std::string describe(const Program &program, const Op &op) {
     break;
   case OpKind::Send:
   case OpKind::Recv:
-    os << " " << tensorName(op.tensor) << " (s=" << op.stage
-       << ", b=" << op.microbatch << ")"
+    os << " " << describeTensor(op.tensor, program.microbatches)
        << (op.kind == OpKind::Send ? " to rank " : " from rank ") << op.peer;
     break;
   case OpKind::SendWeights:
@@ -88,10 +93,10 @@ std::string describe(const Program &program, const Op &op) {
     if (op.kind == OpKind::ReduceGrad)
       os << " onto rank " << op.root;
     if (op.group >= 0 && size_t(op.group) < program.groups.size())
-      os << " over " << groupString(program.groups[op.group]);
+      os << " over " << listString(program.groups[op.group]);
     break;
   case OpKind::Group:
-    os << " of " << op.numChildren << " ops";
+    os << " of " << op.count << " ops";
     break;
   }
   return os.str();
@@ -102,17 +107,9 @@ std::string describe(const Program &program, const RankProgram &rp,
   if (op.kind != OpKind::Group)
     return describe(program, op);
   std::string s = "group (";
-  for (uint32_t c = 0; c < op.numChildren; ++c)
+  for (uint32_t c = 0; c < op.count; ++c)
     s += (c ? "; " : "") + describe(program, rp.childrenOf(op)[c]);
   return s + ")";
-}
-
-std::string describeKey(uint64_t key) {
-  TensorKind kind = TensorKind(key >> 62);
-  int stage = int((key >> 31) & 0x7fffffff);
-  int mb = int(key & 0x7fffffff);
-  return std::string(tensorName(kind)) + " (s=" + std::to_string(stage) +
-         ", b=" + std::to_string(mb) + ")";
 }
 
 } // namespace pipesched::runtime

@@ -1,8 +1,10 @@
 // Cross-rank checks of a loaded program, all in O(ops) time: every job runs
 // exactly once; each rank computes or receives what it reads and holds the
-// weights it computes with; sends and receives match per ordered pair of
-// ranks; collectives agree across the members of their group. Throws
-// ProgramError (loader.h) naming the op: "program.json: ranks[1].ops[7]: ...".
+// weights it computes with; every owner applies its optimizer exactly once,
+// after all the gradient it should apply; tags are unique; and, by abstract
+// execution under NCCL's matching rule (matching.h), sends and receives
+// match, collectives agree, and no ranks wait on each other in a cycle.
+// Throws ProgramError (loader.h) naming the op: "program.json: ranks[1].ops[7]: ...".
 #pragma once
 
 #include "program.h"

@@ -134,7 +134,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that only a lowered step can be verified.
-// expected-error @below {{'sched.step' op has no rank programs to verify: run --sched-split-ranks first}}
+// expected-error @below {{'sched.step' op has no rank programs to verify: run --sched-lower-ranks first}}
 sched.step stages = 1, microbatches = 1, workers = 1 {
   %0 = sched.forward(0, 0) on 0
   %1 = sched.backward(0, 0) grad %0 on 0

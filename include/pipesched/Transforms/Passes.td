@@ -95,49 +95,43 @@ def SchedStats : Pass<"sched-stats", "::mlir::ModuleOp"> {
   ];
 }
 
-def SchedInsertComm : Pass<"sched-insert-comm", "::pipesched::sched::StepOp"> {
-  let summary = "Derive every transfer, weight fetch and gradient reduction";
+def SchedLowerRanks : Pass<"sched-lower-ranks", "::pipesched::sched::StepOp"> {
+  let summary = "Build one static program per worker from a simulated step";
   let description = [{
-    On a placed, simulated step, adds to each worker's program:
+    Plans the communication of a placed, simulated step with the
+    dialect-free planner of `lib/Scheduling/CommPlan.h` and replaces the job
+    graph by one `sched.rank` per worker holding, in execution order, its
+    jobs and:
     - a `sched.send` / `sched.recv` pair for every tensor a job consumes on
       another worker than the one that made it (once per receiving worker;
       an activation a backward needs on another worker moves too);
     - `sched.fetch_weights` (and the owner's `sched.send_weights`) where
       `w_compute != w_weights`, `prefetch-depth` jobs ahead, and
       `sched.release_weights` after the last job of the window using them;
-    - per stage, one gradient reduction after the last backward: an
-      `sched.allreduce_grad` over replicated owners, or a `sched.reduce_grad`
-      to a single owner; then `sched.optimizer_step` on each owner.
+    - per stage, one gradient reduction after the last weight-gradient job:
+      a `sched.allreduce_grad` over replicated owners, or a
+      `sched.reduce_grad` to a single owner; then `sched.optimizer_step` on
+      each owner.
 
-    Every message is posted at a simulated time `t` (its production, or
-    the fetch point): the sender at its first program point at or after
-    `t`, the receiver at its first point at or after `t` (a receive is
+    Every message is posted at a simulated time `t` (its production, or the
+    fetch point): the sender at its first program point at or after `t`,
+    the receiver at its first point at or after `t` (a receive is
     prefetched, not left where the consumer runs); per pair of workers
-    messages are therefore in the same order on both sides. Operations at
-    the same point share a `group` (posted together, as ncclGroupStart/End),
-    collectives follow in a global (time, stage) order. The result is
-    deadlock-free by construction; --sched-verify-deadlock-free proves it.
-    Every op gets its position in its worker's program (`order`).
+    messages are in the same order on both sides. Consecutive transfers of a
+    worker form a `sched.group` (posted together, as ncclGroupStart/End)
+    whose results are the tensors received; collectives follow one global
+    (time, stage) order. The programs are deadlock-free by construction:
+    the planner's `verify()` proves it on the plan (`verify-plan`), and
+    `--sched-verify-deadlock-free` on the IR. `owns` lists the stages whose
+    weights a worker keeps.
   }];
   let options = [
     Option<"prefetchDepth", "prefetch-depth", "int64_t", /*default=*/"1",
            "Fetch weights this many jobs before the job that needs them">,
+    Option<"verifyPlan", "verify-plan", "bool", /*default=*/"true",
+           "Check the communication plan (every input local, weights held, "
+           "optimizer steps, deadlock freedom) before building the ranks">,
   ];
-  let dependentDialects = ["::pipesched::sched::SchedDialect"];
-}
-
-def SchedSplitRanks : Pass<"sched-split-ranks", "::pipesched::sched::StepOp"> {
-  let summary = "Split a step into one static program per worker";
-  let description = [{
-    Moves every op of a step with communication into a `sched.rank` per
-    worker, in the order of the ops' `order` (their position in the
-    worker's program). Communication ops sharing a `group` become a
-    `sched.group` (posted together, as ncclGroupStart/End), whose results
-    are the tensors received. Receives lose their `source` (it lives on
-    another rank); `on`, `order` and `group` disappear (implied by the
-    rank and the region order). `owns` lists the stages whose weights the
-    worker keeps.
-  }];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 

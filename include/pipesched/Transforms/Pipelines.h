@@ -35,7 +35,7 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       llvm::cl::init(true)};
 };
 
-/// expand, place, simulate, insert-comm, split-ranks and (unless disabled)
+/// expand, place, simulate, lower-ranks and (unless disabled)
 /// verify-deadlock-free, nested on every `sched.step` of a module.
 void buildLowerPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 

@@ -1,34 +1,8 @@
 // RUN: pipeline-opt %s | pipeline-opt | FileCheck %s
 // RUN: pipeline-opt %s --mlir-print-op-generic | pipeline-opt | FileCheck %s
 
-// Tests that the communication ops round-trip in a step (with placement)
-// and in rank programs (without).
-
-// CHECK-LABEL: module @in_step
-// CHECK:         %[[F:.*]] = sched.forward(0, 0) on 0 weights 1 order 1
-// CHECK-NEXT:    %[[R:.*]] = sched.recv act(0, 0) from 0 tag 7 bytes 64 on 1 order 1 group 3 source %[[F]]
-// CHECK-NEXT:    sched.send %[[F]] act(0, 0) to 1 tag 7 bytes 64 on 0 order 2 group 3
-// CHECK-NEXT:    sched.fetch_weights(0) from 1 tag 8 bytes 256 on 0 order 0
-// CHECK-NEXT:    sched.send_weights(0) to 0 tag 8 bytes 256 on 1 order 0
-// CHECK-NEXT:    %{{.*}} = sched.forward(1, 0) from %[[R]] on 1 weights 1 order 2
-// CHECK-NEXT:    sched.release_weights(0) on 0 order 3
-// CHECK-NEXT:    sched.reduce_grad(0) to 1 over [0, 1] bytes 256 on 0 order 4
-// CHECK-NEXT:    sched.allreduce_grad(1) over [0, 1] bytes 256 on 1 order 3
-// CHECK-NEXT:    sched.optimizer_step(1) on 1 order 4
-module @in_step {
-  sched.step stages = 2, microbatches = 1, workers = 2 partial {
-    %0 = sched.forward(0, 0) on 0 weights 1 order 1
-    %1 = sched.recv act(0, 0) from 0 tag 7 bytes 64 on 1 order 1 group 3 source %0
-    sched.send %0 act(0, 0) to 1 tag 7 bytes 64 on 0 order 2 group 3
-    sched.fetch_weights(0) from 1 tag 8 bytes 256 on 0 order 0
-    sched.send_weights(0) to 0 tag 8 bytes 256 on 1 order 0
-    %2 = sched.forward(1, 0) from %1 on 1 weights 1 order 2
-    sched.release_weights(0) on 0 order 3
-    sched.reduce_grad(0) to 1 over [0, 1] bytes 256 on 0 order 4
-    sched.allreduce_grad(1) over [0, 1] bytes 256 on 1 order 3
-    sched.optimizer_step(1) on 1 order 4
-  }
-}
+// Tests that the communication ops round-trip in rank programs (custom and
+// generic form).
 
 // CHECK-LABEL: module @ranks
 // CHECK:         sched.rank 0 owns [0] {
@@ -57,6 +31,41 @@ module @ranks {
         sched.yield %2
       }
       %1 = sched.forward(1, 0) from %0 weights 1 at 1 to 2
+    }
+  }
+}
+
+// CHECK-LABEL: module @every_op
+// CHECK:         sched.rank 0 owns [1] {
+// CHECK-NEXT:      sched.fetch_weights(0) from 1 tag 1 bytes 256
+// CHECK-NEXT:      %[[F:.*]] = sched.forward(0, 0) weights 1 at 0 to 1
+// CHECK-NEXT:      sched.send %[[F]] act(0, 0) to 1 tag 2 bytes 64
+// CHECK-NEXT:      sched.release_weights(0)
+// CHECK-NEXT:      sched.reduce_grad(0) to 1 over [0, 1] bytes 256
+// CHECK-NEXT:      sched.allreduce_grad(1) over [0, 1] bytes 256
+// CHECK-NEXT:      sched.optimizer_step(1)
+// CHECK-NEXT:    }
+// CHECK-NEXT:    sched.rank 1 owns [0, 1] {
+// CHECK-NEXT:      sched.send_weights(0) to 0 tag 1 bytes 256
+// CHECK-NEXT:      %{{.*}} = sched.recv act(0, 0) from 0 tag 2 bytes 64
+module @every_op {
+  sched.step stages = 2, microbatches = 1, workers = 2 partial {
+    sched.rank 0 owns [1] {
+      sched.fetch_weights(0) from 1 tag 1 bytes 256
+      %0 = sched.forward(0, 0) weights 1 at 0 to 1
+      sched.send %0 act(0, 0) to 1 tag 2 bytes 64
+      sched.release_weights(0)
+      sched.reduce_grad(0) to 1 over [0, 1] bytes 256
+      sched.allreduce_grad(1) over [0, 1] bytes 256
+      sched.optimizer_step(1)
+    }
+    sched.rank 1 owns [0, 1] {
+      sched.send_weights(0) to 0 tag 1 bytes 256
+      %0 = sched.recv act(0, 0) from 0 tag 2 bytes 64
+      sched.reduce_grad(0) to 1 over [0, 1] bytes 256
+      sched.allreduce_grad(1) over [0, 1] bytes 256
+      sched.optimizer_step(0)
+      sched.optimizer_step(1)
     }
   }
 }

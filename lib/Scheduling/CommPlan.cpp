@@ -1,0 +1,444 @@
+//===- CommPlan.cpp - transfers, fetches and reductions of a schedule -----===//
+
+#include "pipesched/Scheduling/CommPlan.h"
+
+#include "pipesched/Scheduling/DeadlockCheck.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+using namespace pipesched::scheduling;
+
+namespace {
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+std::string jobName(const CommProblem &p, uint32_t j) {
+  static const char *names[] = {"forward", "backward", "backward_weight"};
+  const PlannedJob &job = p.jobs[j];
+  return std::string(names[static_cast<int>(job.direction)]) + " (s=" +
+         std::to_string(job.stage) + ", b=" + std::to_string(job.microbatch) +
+         ")";
+}
+
+/// A worker's jobs in program order and the times of its points.
+struct WorkerJobs {
+  std::vector<uint32_t> jobs;
+  std::vector<int64_t> pointTime; // jobs.size() + 1 entries
+
+  /// The first point in [lo, hi] whose time is >= t (hi if none).
+  uint32_t firstAtOrAfter(int64_t t, uint32_t lo, uint32_t hi) const {
+    auto it = std::lower_bound(pointTime.begin() + lo, pointTime.begin() + hi, t);
+    return static_cast<uint32_t>(it - pointTime.begin());
+  }
+};
+
+/// A message before tags: when it is posted and at which points.
+struct Pending {
+  Message message;
+  int64_t time, seq;
+  uint32_t senderAt, receiverAt;
+};
+
+struct Release {
+  int32_t worker;
+  int64_t stage;
+  uint32_t at;
+};
+
+/// An entry attached to a point, sorted by its global key.
+struct Entry {
+  PlanOp::Kind kind;
+  uint32_t index;
+  std::tuple<int64_t, int, int64_t> key;
+  bool isPointToPoint() const {
+    return kind == PlanOp::Send || kind == PlanOp::Recv;
+  }
+};
+} // namespace
+
+std::string CommProblem::check() const {
+  if (numWorkers < 1)
+    return "the number of workers must be positive";
+  if (prefetchDepth < 0)
+    return "prefetch-depth must be non-negative";
+  if (inputBegin.size() != jobs.size() + 1 || inputBegin.back() != inputs.size())
+    return "the input lists do not match the jobs";
+  std::vector<std::vector<char>> seen(numWorkers);
+  std::vector<size_t> count(numWorkers, 0);
+  for (const PlannedJob &j : jobs)
+    if (j.worker >= 0 && j.worker < numWorkers)
+      ++count[j.worker];
+  for (int32_t w = 0; w < numWorkers; ++w)
+    seen[w].assign(count[w], 0);
+  for (uint32_t i = 0; i < jobs.size(); ++i) {
+    const PlannedJob &j = jobs[i];
+    if (j.worker < 0 || j.worker >= numWorkers || j.owner < 0 ||
+        j.owner >= numWorkers)
+      return jobName(*this, i) + " is placed outside [0, " +
+             std::to_string(numWorkers) + ")";
+    if (j.stage < 0 || j.stage >= numStages)
+      return jobName(*this, i) + " has a stage outside [0, " +
+             std::to_string(numStages) + ")";
+    if (j.start > j.end)
+      return jobName(*this, i) + " ends before it starts";
+    if (j.position < 0 || static_cast<size_t>(j.position) >= count[j.worker] ||
+        seen[j.worker][j.position])
+      return jobName(*this, i) + " has position " + std::to_string(j.position) +
+             ", not a permutation of worker " + std::to_string(j.worker) +
+             "'s jobs";
+    seen[j.worker][j.position] = 1;
+    for (uint32_t k = inputBegin[i]; k < inputBegin[i + 1]; ++k) {
+      if (inputs[k] >= jobs.size())
+        return jobName(*this, i) + " consumes a job out of range";
+      if (jobs[inputs[k]].end > j.start)
+        return jobName(*this, i) + " starts before its input " +
+               jobName(*this, inputs[k]) + " ends";
+    }
+  }
+  return "";
+}
+
+CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
+  const int32_t W = p.numWorkers;
+  CommPlan plan;
+
+  // Each worker's jobs in order, with the times of its points.
+  std::vector<WorkerJobs> workers(W);
+  for (uint32_t i = 0; i < p.jobs.size(); ++i)
+    workers[p.jobs[i].worker].pointTime.push_back(0);
+  for (WorkerJobs &w : workers) {
+    w.jobs.resize(w.pointTime.size());
+    w.pointTime.push_back(kNever);
+  }
+  for (uint32_t i = 0; i < p.jobs.size(); ++i) {
+    const PlannedJob &j = p.jobs[i];
+    workers[j.worker].jobs[j.position] = i;
+    workers[j.worker].pointTime[j.position] = j.start;
+  }
+  auto indexOnWorker = [&](uint32_t job) {
+    return static_cast<uint32_t>(p.jobs[job].position);
+  };
+
+  // Data messages, once per (producer, receiving worker).
+  std::vector<Pending> pending;
+  std::unordered_map<uint64_t, uint32_t> messageOf; // producer * W + receiver
+  for (uint32_t c = 0; c < p.jobs.size(); ++c) {
+    const PlannedJob &consumer = p.jobs[c];
+    for (uint32_t k = p.inputBegin[c]; k < p.inputBegin[c + 1]; ++k) {
+      uint32_t producer = p.inputs[k];
+      const PlannedJob &made = p.jobs[producer];
+      if (made.worker == consumer.worker)
+        continue;
+      uint32_t consumerAt = indexOnWorker(c);
+      auto [it, inserted] = messageOf.try_emplace(
+          uint64_t(producer) * W + uint64_t(consumer.worker), pending.size());
+      if (!inserted) {
+        Pending &m = pending[it->second];
+        m.receiverAt = std::min(m.receiverAt, consumerAt);
+        continue;
+      }
+      Message m{made.direction == Direction::Forward ? Message::Activation
+                                                     : Message::Gradient,
+                made.worker, consumer.worker, made.stage, made.microbatch,
+                producer, 0, p.actBytes};
+      pending.push_back({m, made.end, int64_t(pending.size()),
+                         indexOnWorker(producer) + 1, consumerAt});
+    }
+  }
+  // Both ends at their first point at or after the production time: the
+  // sender after the producer, the receiver no later than its consumer.
+  for (Pending &m : pending) {
+    const WorkerJobs &s = workers[m.message.sender],
+                     &r = workers[m.message.receiver];
+    m.senderAt = s.firstAtOrAfter(m.time, m.senderAt, s.jobs.size());
+    m.receiverAt = r.firstAtOrAfter(m.time, 0, m.receiverAt);
+  }
+
+  // Weight windows: a copy fetched for a run of consecutive jobs of one
+  // stage is released after the run.
+  std::vector<Release> releases;
+  for (int32_t c = 0; c < W; ++c) {
+    const WorkerJobs &w = workers[c];
+    std::unordered_map<int64_t, uint32_t> releasedAt; // stage -> last release
+    for (uint32_t i = 0; i < w.jobs.size();) {
+      const PlannedJob &job = p.jobs[w.jobs[i]];
+      uint32_t end = i + 1;
+      while (end < w.jobs.size() && p.jobs[w.jobs[end]].stage == job.stage &&
+             p.jobs[w.jobs[end]].owner == job.owner)
+        ++end;
+      if (job.owner != c) {
+        uint32_t fetchAt = i >= uint64_t(p.prefetchDepth)
+                               ? i - static_cast<uint32_t>(p.prefetchDepth)
+                               : 0;
+        // Never hold two copies of one stage: wait for the last release.
+        auto last = releasedAt.find(job.stage);
+        if (last != releasedAt.end())
+          fetchAt = std::max(fetchAt, last->second);
+        Message m{Message::Weights, job.owner, c, job.stage, -1, 0, 0,
+                  p.weightBytes};
+        int64_t time = w.pointTime[fetchAt];
+        const WorkerJobs &o = workers[job.owner];
+        pending.push_back({m, time, int64_t(pending.size()),
+                           o.firstAtOrAfter(time, 0, o.jobs.size()), fetchAt});
+        releases.push_back({c, job.stage, end});
+        releasedAt[job.stage] = end;
+      }
+      i = end;
+    }
+  }
+
+  // One reduction per stage, after its last weight-gradient job.
+  const int64_t S = p.numStages;
+  std::vector<std::set<int32_t>> owners(S), members(S);
+  std::vector<std::map<int32_t, uint32_t>> lastGradJob(S);
+  std::vector<int64_t> gradTime(S, 0);
+  plan.owns.resize(W);
+  for (int32_t c = 0; c < W; ++c)
+    for (uint32_t i = 0; i < workers[c].jobs.size(); ++i) {
+      const PlannedJob &job = p.jobs[workers[c].jobs[i]];
+      owners[job.stage].insert(job.owner);
+      if (job.direction != p.gradientJob)
+        continue;
+      lastGradJob[job.stage][c] = i;
+      gradTime[job.stage] = std::max(gradTime[job.stage], job.end);
+    }
+  struct Placed {
+    Reduction reduction;
+    int64_t time;
+    std::vector<std::pair<int32_t, uint32_t>> at; // (member, point)
+  };
+  std::vector<Placed> placed;
+  for (int64_t s = 0; s < S; ++s) {
+    Placed r{{s, {}, {}, p.weightBytes}, gradTime[s], {}};
+    r.reduction.owners.assign(owners[s].begin(), owners[s].end());
+    members[s] = owners[s];
+    for (auto &[worker, index] : lastGradJob[s])
+      members[s].insert(worker);
+    r.reduction.members.assign(members[s].begin(), members[s].end());
+    for (int32_t m : r.reduction.members) {
+      const WorkerJobs &w = workers[m];
+      auto last = lastGradJob[s].find(m);
+      uint32_t lo = last == lastGradJob[s].end() ? 0 : last->second + 1;
+      r.at.push_back({m, w.firstAtOrAfter(r.time, lo, w.jobs.size())});
+    }
+    for (int32_t o : r.reduction.owners)
+      plan.owns[o].push_back(s);
+    placed.push_back(std::move(r));
+  }
+  // Every member meets collectives in one global (time, stage) order.
+  std::sort(placed.begin(), placed.end(), [](const Placed &a, const Placed &b) {
+    return std::tie(a.time, a.reduction.stage) <
+           std::tie(b.time, b.reduction.stage);
+  });
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const Pending &a, const Pending &b) {
+                     return std::tie(a.time, a.seq) < std::tie(b.time, b.seq);
+                   });
+  for (size_t i = 0; i < pending.size(); ++i) {
+    pending[i].message.tag = int64_t(i);
+    plan.messages.push_back(pending[i].message);
+  }
+
+  // Attach everything to points, keyed by the global order. Releases come
+  // first at a point (they only free memory).
+  std::vector<std::vector<std::vector<Entry>>> at(W);
+  for (int32_t c = 0; c < W; ++c)
+    at[c].resize(workers[c].jobs.size() + 1);
+  for (const Release &r : releases)
+    at[r.worker][r.at].push_back({PlanOp::ReleaseWeights, uint32_t(r.stage),
+                                  {std::numeric_limits<int64_t>::min(), 0, r.stage}});
+  for (uint32_t i = 0; i < pending.size(); ++i) {
+    const Pending &m = pending[i];
+    std::tuple<int64_t, int, int64_t> key{m.time, 1, m.message.tag};
+    at[m.message.sender][m.senderAt].push_back({PlanOp::Send, i, key});
+    at[m.message.receiver][m.receiverAt].push_back({PlanOp::Recv, i, key});
+  }
+  for (uint32_t i = 0; i < placed.size(); ++i) {
+    const Placed &r = placed[i];
+    for (auto [member, point] : r.at) {
+      if (r.reduction.members.size() > 1)
+        at[member][point].push_back(
+            {PlanOp::Collective, i, {r.time, 2, r.reduction.stage}});
+      if (std::binary_search(r.reduction.owners.begin(),
+                             r.reduction.owners.end(), member))
+        at[member][point].push_back(
+            {PlanOp::OptimizerStep, i, {r.time, 3, r.reduction.stage}});
+    }
+    plan.reductions.push_back(r.reduction);
+  }
+
+  // Each worker's program: at every point its entries in key order (runs of
+  // point-to-point operations of length > 1 form a group), then its job.
+  plan.programs.resize(W);
+  for (int32_t c = 0; c < W; ++c) {
+    std::vector<PlanOp> &program = plan.programs[c];
+    int32_t groups = 0;
+    const WorkerJobs &w = workers[c];
+    for (uint32_t b = 0; b <= w.jobs.size(); ++b) {
+      std::vector<Entry> &entries = at[c][b];
+      std::sort(entries.begin(), entries.end(),
+                [](const Entry &x, const Entry &y) { return x.key < y.key; });
+      for (size_t e = 0; e < entries.size();) {
+        size_t end = e + 1;
+        while (entries[e].isPointToPoint() && end < entries.size() &&
+               entries[end].isPointToPoint())
+          ++end;
+        int32_t group = end - e > 1 ? groups++ : -1;
+        for (; e < end; ++e)
+          program.push_back({entries[e].kind, entries[e].index, group});
+      }
+      if (b < w.jobs.size())
+        program.push_back({PlanOp::Job, w.jobs[b], -1});
+    }
+  }
+  return plan;
+}
+
+std::string CommPlan::verify(const CommProblem &p) const {
+  const int32_t W = p.numWorkers;
+  if (programs.size() != size_t(W) || owns.size() != size_t(W))
+    return "the plan has " + std::to_string(programs.size()) +
+           " programs for " + std::to_string(W) + " workers";
+  auto where = [](int32_t w, size_t i) {
+    return "worker " + std::to_string(w) + ", op " + std::to_string(i) + ": ";
+  };
+  std::vector<char> jobSeen(p.jobs.size(), 0);
+  std::vector<uint8_t> messageEnds(messages.size(), 0);
+  std::vector<RankProgram> ranks(W);
+  for (int32_t w = 0; w < W; ++w) {
+    // Outputs held: jobs run here, messages received here.
+    std::vector<char> held(p.jobs.size(), 0);
+    std::vector<char> fetched(p.numStages, 0), stepped(p.numStages, 0);
+    int64_t lastPosition = -1;
+    const std::vector<PlanOp> &program = programs[w];
+    auto owns_ = [&](int64_t s) {
+      return std::binary_search(owns[w].begin(), owns[w].end(), s);
+    };
+    for (size_t i = 0; i < program.size(); ++i) {
+      const PlanOp &op = program[i];
+      // A group is one step of the abstract execution.
+      bool sameGroup = op.group >= 0 && i > 0 && program[i - 1].group == op.group;
+      if (!sameGroup)
+        ranks[w].push_back(ProgramStep{});
+      ProgramStep &step = ranks[w].back();
+      step.id = uint32_t(i);
+      switch (op.kind) {
+      case PlanOp::Job: {
+        const PlannedJob &job = p.jobs[op.index];
+        if (job.worker != w || jobSeen[op.index] || job.position <= lastPosition)
+          return where(w, i) + jobName(p, op.index) +
+                 " is out of place, repeated or out of order";
+        jobSeen[op.index] = 1;
+        lastPosition = job.position;
+        if (job.owner != w && !fetched[job.stage])
+          return where(w, i) + jobName(p, op.index) + " runs without stage " +
+                 std::to_string(job.stage) + "'s weights";
+        for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1]; ++k)
+          if (!held[p.inputs[k]])
+            return where(w, i) + jobName(p, op.index) + " consumes " +
+                   jobName(p, p.inputs[k]) + ", which is not on worker " +
+                   std::to_string(w);
+        held[op.index] = 1;
+        break;
+      }
+      case PlanOp::Send:
+      case PlanOp::Recv: {
+        const Message &m = messages[op.index];
+        bool send = op.kind == PlanOp::Send;
+        if ((send ? m.sender : m.receiver) != w ||
+            (messageEnds[op.index] & (send ? 1 : 2)))
+          return where(w, i) + "message " + std::to_string(m.tag) +
+                 " is out of place or repeated";
+        messageEnds[op.index] |= send ? 1 : 2;
+        if (m.kind != Message::Weights) {
+          if (send && !held[m.producer])
+            return where(w, i) + "sends " + jobName(p, m.producer) +
+                   "'s output before it is made";
+          if (!send)
+            held[m.producer] = 1;
+        } else if (!send) {
+          fetched[m.stage] = 1;
+        }
+        step.kind = ProgramStep::Group;
+        Payload payload{int32_t(m.kind), m.stage, m.microbatch, m.tag, m.bytes, -1};
+        step.ops.push_back(CommOp{send, send ? m.receiver : m.sender, payload,
+                                  uint32_t(i)});
+        break;
+      }
+      case PlanOp::ReleaseWeights:
+        if (!fetched[op.index])
+          return where(w, i) + "releases stage " + std::to_string(op.index) +
+                 "'s weights, which it does not hold";
+        fetched[op.index] = 0;
+        break;
+      case PlanOp::Collective: {
+        const Reduction &r = reductions[op.index];
+        step.kind = ProgramStep::Collective;
+        step.members = r.members;
+        step.payload = Payload{3, r.stage, 0, 0, r.bytes,
+                               r.isAllReduce() ? -1 : r.owners.front()};
+        break;
+      }
+      case PlanOp::OptimizerStep: {
+        int64_t s = reductions[op.index].stage;
+        if (!owns_(s) || stepped[s])
+          return where(w, i) + "optimizer step of stage " + std::to_string(s) +
+                 " on a worker that does not own it, or twice";
+        stepped[s] = 1;
+        break;
+      }
+      }
+    }
+    for (int64_t s : owns[w])
+      if (!stepped[s])
+        return "worker " + std::to_string(w) + " owns stage " +
+               std::to_string(s) + " but never steps its optimizer";
+  }
+  for (uint32_t i = 0; i < p.jobs.size(); ++i)
+    if (!jobSeen[i])
+      return jobName(p, i) + " is in no program";
+  for (size_t m = 0; m < messages.size(); ++m)
+    if (messageEnds[m] != 3)
+      return "message " + std::to_string(messages[m].tag) + " lacks an end";
+  DeadlockResult result = checkDeadlockFree(ranks);
+  if (result.status != DeadlockResult::Ok)
+    return result.status == DeadlockResult::Mismatch
+               ? "matched operations differ in " + result.field
+               : "the programs deadlock";
+  return "";
+}
+
+Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
+                                              const CommPlan &plan) {
+  const size_t W = size_t(p.numWorkers);
+  Traffic t{std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
+            std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
+            std::vector<int64_t>(W, 0)};
+  for (const Message &m : plan.messages) {
+    t.sentBytes[m.sender] += m.bytes;
+    t.receivedBytes[m.receiver] += m.bytes;
+    switch (m.kind) {
+    case Message::Activation: ++t.activationsReceived[m.receiver]; break;
+    case Message::Gradient: ++t.gradientsReceived[m.receiver]; break;
+    case Message::Weights: ++t.weightFetches[m.receiver]; break;
+    }
+  }
+  for (const Reduction &r : plan.reductions) {
+    if (r.members.size() < 2)
+      continue;
+    for (int32_t m : r.members) {
+      bool root = !r.isAllReduce() && m == r.owners.front();
+      if (r.isAllReduce() || !root)
+        t.sentBytes[m] += r.bytes;
+      if (r.isAllReduce())
+        t.receivedBytes[m] += r.bytes;
+      else if (root)
+        t.receivedBytes[m] += r.bytes * int64_t(r.members.size() - 1);
+    }
+  }
+  return t;
+}

@@ -1,0 +1,62 @@
+//===- CommProblem.cpp - a simulated step as a planning problem -----------===//
+
+#include "CommProblem.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+namespace sch = pipesched::scheduling;
+
+static sch::Direction toDirection(Direction d) {
+  switch (d) {
+  case Direction::Forward:
+    return sch::Direction::Forward;
+  case Direction::Backward:
+    return sch::Direction::Backward;
+  case Direction::BackwardWeight:
+    return sch::Direction::BackwardWeight;
+  }
+  llvm_unreachable("unknown direction");
+}
+
+FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
+                                                       int64_t prefetchDepth) {
+  StepCommProblem result;
+  sch::CommProblem &p = result.problem;
+  CostAttr cost = step.getCostOrDefault();
+  p.numWorkers = static_cast<int32_t>(step.getWorkers());
+  p.numStages = step.getStages();
+  p.gradientJob = cost.isSplitBackward() ? sch::Direction::BackwardWeight
+                                         : sch::Direction::Backward;
+  p.prefetchDepth = prefetchDepth;
+  p.actBytes = cost.getActBytes();
+  p.weightBytes = cost.getWeightBytes();
+
+  Block &body = step.getBody().front();
+  llvm::DenseMap<Operation *, uint32_t> indexOf;
+  indexOf.reserve(body.getOperations().size());
+  p.inputBegin.push_back(0);
+  for (Operation &op : body) {
+    auto job = cast<JobOpInterface>(op);
+    std::optional<int64_t> worker = job.getComputeWorker(),
+                           order = job.getOrderIndex(),
+                           start = job.getStartTime(), end = job.getEndTime();
+    if (!worker || !order || !start || !end)
+      return job->emitOpError() << describeJob(job)
+                                << " is not simulated: run --sched-place and "
+                                   "--sched-simulate first";
+    indexOf[&op] = static_cast<uint32_t>(p.jobs.size());
+    p.jobs.push_back({static_cast<int32_t>(*worker),
+                      static_cast<int32_t>(job.getWeightsWorker().value_or(*worker)),
+                      job.getStageIndex(), job.getMicrobatchIndex(),
+                      toDirection(job.getDirection()), *start, *end, *order});
+    // Operands dominate their users: producers are already indexed.
+    for (Value operand : op.getOperands())
+      p.inputs.push_back(indexOf.lookup(operand.getDefiningOp()));
+    p.inputBegin.push_back(static_cast<uint32_t>(p.inputs.size()));
+    result.jobs.push_back(job);
+  }
+  return result;
+}

@@ -1,0 +1,31 @@
+//===- CommProblem.h - a simulated step as a planning problem ---*- C++ -*-===//
+//
+// The one conversion from a placed, simulated `sched.step` to the
+// dialect-free scheduling::CommProblem, shared by --sched-lower-ranks (which
+// builds rank programs from the plan) and --sched-stats (which reports the
+// plan's traffic): both see the same transfers by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_LIB_TRANSFORMS_COMMPROBLEM_H
+#define PIPESCHED_LIB_TRANSFORMS_COMMPROBLEM_H
+
+#include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Scheduling/CommPlan.h"
+
+namespace pipesched {
+
+struct StepCommProblem {
+  scheduling::CommProblem problem;
+  /// The job ops, indexed like problem.jobs.
+  llvm::SmallVector<sched::JobOpInterface> jobs;
+};
+
+/// Converts `step` (placed and simulated: every job has a worker, an order
+/// and times); emits a located error naming the pass to run otherwise.
+llvm::FailureOr<StepCommProblem> buildCommProblem(sched::StepOp step,
+                                                  int64_t prefetchDepth);
+
+} // namespace pipesched
+
+#endif // PIPESCHED_LIB_TRANSFORMS_COMMPROBLEM_H

@@ -1,0 +1,233 @@
+//===- LowerRanks.cpp - one static program per worker ---------------------===//
+//
+// A thin adapter: simulated step -> scheduling::CommProblem -> the
+// communication plan (lib/Scheduling/CommPlan, checked before and verified
+// after) -> one `sched.rank` per worker, built directly from the plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommProblem.h"
+
+#include "pipesched/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace pipesched {
+#define GEN_PASS_DEF_SCHEDLOWERRANKS
+#include "pipesched/Transforms/Passes.h.inc"
+} // namespace pipesched
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+namespace sch = pipesched::scheduling;
+
+namespace {
+struct SchedLowerRanks
+    : pipesched::impl::SchedLowerRanksBase<SchedLowerRanks> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+/// Builds the rank programs of a plan into the step's body.
+class RankBuilder {
+public:
+  RankBuilder(StepOp step, const StepCommProblem &input,
+              const sch::CommPlan &plan)
+      : step(step), input(input), plan(plan), builder(step.getContext()),
+        tensorType(sched::TensorType::get(step.getContext())) {}
+  void build();
+
+private:
+  /// Interned integer attributes: orders, tags and stages repeat.
+  IntegerAttr i64(int64_t v);
+  void buildRank(int32_t worker, Block &body);
+  /// Creates op `i` of a worker's program at the builder's insertion point.
+  /// `received` collects (producer job, value) of the tensors received.
+  void buildOp(int32_t worker, const sch::PlanOp &op,
+               SmallVectorImpl<std::pair<uint32_t, Value>> &received);
+  /// The value of job `job`'s output on `worker`.
+  Value valueOn(int32_t worker, uint32_t job) const;
+
+  StepOp step;
+  const StepCommProblem &input;
+  const sch::CommPlan &plan;
+  OpBuilder builder;
+  Type tensorType;
+  SmallVector<IntegerAttr> interned;
+  /// Per worker: producer job -> the local value (its result or a receive).
+  SmallVector<llvm::DenseMap<uint32_t, Value>> local;
+};
+} // namespace
+
+IntegerAttr RankBuilder::i64(int64_t v) {
+  if (v < 0 || v >= (int64_t(1) << 20))
+    return builder.getI64IntegerAttr(v);
+  if (static_cast<size_t>(v) >= interned.size())
+    interned.resize(v + 1);
+  if (!interned[v])
+    interned[v] = builder.getI64IntegerAttr(v);
+  return interned[v];
+}
+
+Value RankBuilder::valueOn(int32_t worker, uint32_t job) const {
+  return local[worker].lookup(job);
+}
+
+void RankBuilder::buildOp(
+    int32_t worker, const sch::PlanOp &op,
+    SmallVectorImpl<std::pair<uint32_t, Value>> &received) {
+  Location loc = step.getLoc();
+  switch (op.kind) {
+  case sch::PlanOp::Job: {
+    const sch::CommProblem &p = input.problem;
+    JobOpInterface job = input.jobs[op.index];
+    SmallVector<Value, 4> operands;
+    for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1];
+         ++k)
+      operands.push_back(valueOn(worker, p.inputs[k]));
+    // The job keeps its fields but its worker and position, implied by the
+    // rank and the region order.
+    Operation *copy = builder.clone(*job);
+    copy->setOperands(operands);
+    auto moved = cast<JobOpInterface>(copy);
+    moved.setComputeWorker({});
+    moved.setOrderIndex({});
+    if (copy->getNumResults())
+      local[worker][op.index] = copy->getResult(0);
+    return;
+  }
+  case sch::PlanOp::Send:
+  case sch::PlanOp::Recv: {
+    const sch::Message &m = plan.messages[op.index];
+    bool send = op.kind == sch::PlanOp::Send;
+    if (m.kind == sch::Message::Weights) {
+      if (send)
+        SendWeightsOp::create(builder, loc, i64(m.stage), i64(m.receiver),
+                              i64(m.tag), i64(m.bytes));
+      else
+        FetchWeightsOp::create(builder, loc, i64(m.stage), i64(m.sender),
+                               i64(m.tag), i64(m.bytes));
+      return;
+    }
+    auto kind = TensorKindAttr::get(step.getContext(),
+                                    m.kind == sch::Message::Activation
+                                        ? TensorKind::Activation
+                                        : TensorKind::Gradient);
+    if (send) {
+      SendOp::create(builder, loc, valueOn(worker, m.producer), kind,
+                     i64(m.stage), i64(m.microbatch), i64(m.receiver),
+                     i64(m.tag), i64(m.bytes));
+      return;
+    }
+    auto recv = RecvOp::create(builder, loc, tensorType, kind, i64(m.stage),
+                               i64(m.microbatch), i64(m.sender), i64(m.tag),
+                               i64(m.bytes));
+    local[worker][m.producer] = recv.getOutput();
+    received.push_back({m.producer, recv.getOutput()});
+    return;
+  }
+  case sch::PlanOp::ReleaseWeights:
+    ReleaseWeightsOp::create(builder, loc, i64(op.index));
+    return;
+  case sch::PlanOp::Collective: {
+    const sch::Reduction &r = plan.reductions[op.index];
+    SmallVector<int64_t> members(r.members.begin(), r.members.end());
+    auto membersAttr = builder.getDenseI64ArrayAttr(members);
+    if (r.isAllReduce())
+      AllReduceGradOp::create(builder, loc, i64(r.stage), membersAttr,
+                              i64(r.bytes));
+    else
+      ReduceGradOp::create(builder, loc, i64(r.stage), i64(r.owners.front()),
+                           membersAttr, i64(r.bytes));
+    return;
+  }
+  case sch::PlanOp::OptimizerStep:
+    OptimizerStepOp::create(builder, loc,
+                            i64(plan.reductions[op.index].stage));
+    return;
+  }
+}
+
+void RankBuilder::buildRank(int32_t worker, Block &body) {
+  const std::vector<sch::PlanOp> &program = plan.programs[worker];
+  SmallVector<std::pair<uint32_t, Value>> received;
+  for (size_t i = 0; i < program.size();) {
+    builder.setInsertionPointToEnd(&body);
+    int32_t group = program[i].group;
+    if (group < 0) {
+      buildOp(worker, program[i++], received);
+      continue;
+    }
+    // A group: its receives' results become the group's results.
+    size_t end = i;
+    size_t receives = 0;
+    for (; end < program.size() && program[end].group == group; ++end)
+      receives += program[end].kind == sch::PlanOp::Recv &&
+                  plan.messages[program[end].index].kind !=
+                      sch::Message::Weights;
+    auto groupOp = GroupOp::create(builder, step.getLoc(),
+                                   SmallVector<Type>(receives, tensorType));
+    Block *groupBody = new Block();
+    groupOp.getBody().push_back(groupBody);
+    builder.setInsertionPointToEnd(groupBody);
+    received.clear();
+    for (; i < end; ++i)
+      buildOp(worker, program[i], received);
+    SmallVector<Value> values;
+    for (auto &entry : received)
+      values.push_back(entry.second);
+    YieldOp::create(builder, step.getLoc(), values);
+    // Consumers after the group read its results.
+    for (auto [entry, result] : llvm::zip(received, groupOp.getResults()))
+      local[worker][entry.first] = result;
+  }
+}
+
+void RankBuilder::build() {
+  Block &body = step.getBody().front();
+  SmallVector<Operation *> jobs;
+  for (Operation &op : body)
+    jobs.push_back(&op);
+  local.resize(plan.programs.size());
+  builder.setInsertionPointToEnd(&body);
+  for (size_t w = 0; w < plan.programs.size(); ++w) {
+    SmallVector<int64_t> owns(plan.owns[w].begin(), plan.owns[w].end());
+    builder.setInsertionPointToEnd(&body);
+    auto rank = RankOp::create(builder, step.getLoc(), i64(w),
+                               builder.getDenseI64ArrayAttr(owns));
+    Block *rankBody = new Block();
+    rank.getBody().push_back(rankBody);
+    buildRank(static_cast<int32_t>(w), *rankBody);
+  }
+  // The job graph is now in the ranks: drop it, users first.
+  for (Operation *op : llvm::reverse(jobs)) {
+    op->dropAllUses();
+    op->erase();
+  }
+}
+
+void SchedLowerRanks::runOnOperation() {
+  StepOp step = getOperation();
+  if (step.isSpec())
+    return;
+  if (step.isLowered()) {
+    step.emitOpError("already holds rank programs");
+    return signalPassFailure();
+  }
+  FailureOr<StepCommProblem> input = buildCommProblem(step, prefetchDepth);
+  if (failed(input))
+    return signalPassFailure();
+  if (std::string error = input->problem.check(); !error.empty()) {
+    step.emitOpError() << "cannot plan communication: " << error;
+    return signalPassFailure();
+  }
+  sch::CommPlan plan = sch::planCommunication(input->problem);
+  if (verifyPlan)
+    if (std::string error = plan.verify(input->problem); !error.empty()) {
+      step.emitOpError() << "communication plan is invalid: " << error;
+      return signalPassFailure();
+    }
+  RankBuilder(step, *input, plan).build();
+}
