@@ -80,6 +80,11 @@ public:
   virtual void zero(Buffer &b) = 0;
   virtual void upload(Buffer &dst, const float *host) = 0;
   virtual void download(const Buffer &src, float *host) = 0;
+  // dst = src and acc += x, element by element (acc[i] + x[i], one rounding):
+  // the sums where stages fan in (a forward's inputs, the gradients of a
+  // stage with several successors), in the order the executor calls them.
+  virtual void copy(Buffer &dst, const Buffer &src) = 0;
+  virtual void add(Buffer &acc, const Buffer &x) = 0;
 
   // Every op is bracketed, so that the backend can time its device work and
   // name the op that a later wait gives up in.
@@ -99,7 +104,7 @@ public:
   // unless the weight gradient is wanted, else it is added to.
   virtual void backward(int stage, const Buffer &params, const Buffer &in,
                         const Buffer &gradOut, Buffer *gradIn, Buffer *gradParams) = 0;
-  // Adds loss_b of the last stage's output y to the step's loss sum.
+  // Adds loss_b of a sink stage's output y to the step's loss sum.
   virtual void addLoss(int step, int microbatch, const Buffer &y) = 0;
   // grad = dTotal/dy (data.h, lossAndGrad).
   virtual void lossGrad(int step, int microbatch, const Buffer &y, Buffer &grad) = 0;

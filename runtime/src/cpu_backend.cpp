@@ -1,5 +1,7 @@
 #include "cpu_backend.h"
 
+#include "kernels.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -20,6 +22,14 @@ void CpuBackend::upload(Buffer &dst, const float *host) {
 
 void CpuBackend::download(const Buffer &src, float *host) {
   std::memcpy(host, hostData(src), src.bytes());
+}
+
+void CpuBackend::copy(Buffer &dst, const Buffer &src) {
+  std::memcpy(hostData(dst), hostData(src), dst.bytes());
+}
+
+void CpuBackend::add(Buffer &acc, const Buffer &x) {
+  kernels::add(hostData(acc), hostData(x), int64_t(acc.size()));
 }
 
 const Buffer &CpuBackend::input(int step, int microbatch) {

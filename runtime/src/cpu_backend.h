@@ -23,6 +23,8 @@ public:
   void zero(Buffer &b) override;
   void upload(Buffer &dst, const float *host) override;
   void download(const Buffer &src, float *host) override;
+  void copy(Buffer &dst, const Buffer &src) override;
+  void add(Buffer &acc, const Buffer &x) override;
 
   void beginOp(size_t index, bool) override { op_ = index; }
 

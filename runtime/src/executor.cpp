@@ -1,5 +1,7 @@
 #include "executor.h"
 
+#include "roles.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,6 +28,8 @@ Executor::Executor(const Program &program, int rank, const Model &model,
     backend.upload(*owned_[s], host.data());
   }
   lossGrad_ = backend.allocate(block_);
+  inputSum_ = backend.allocate(block_);
+  gradSum_ = backend.allocate(block_);
 }
 
 std::vector<float> Executor::ownedParams(int stage) {
@@ -56,7 +60,7 @@ double Executor::runStep(int step, Clock::time_point stepStart,
       std::_Exit(3);
     }
     Clock::time_point start = Clock::now();
-    backend_.beginOp(i, isP2P(op.kind) || op.kind == OpKind::Group ||
+    backend_.beginOp(i, isPointToPoint(op.kind) || op.kind == OpKind::Group ||
                             isCollective(op.kind));
     if (backend_.failed())
       stalled();
@@ -64,7 +68,7 @@ double Executor::runStep(int step, Clock::time_point stepStart,
     if (backend_.failed())
       stalled();
     for (uint32_t k = frees_.offsets[i]; k < frees_.offsets[i + 1]; ++k)
-      store_.erase(frees_.keys[k]);
+      store_.erase(frees_.ids[k]);
     backend_.endOp();
     timeline.push_back(OpTiming{int32_t(step), int32_t(i), ns(start), ns(Clock::now())});
   }
@@ -94,7 +98,7 @@ void Executor::execute(const Op &op) {
     transfer(&op, 1);
     break;
   case OpKind::Group:
-    transfer(mine_.childrenOf(op), op.numChildren);
+    transfer(mine_.childrenOf(op), op.count);
     break;
   case OpKind::ReleaseWeights:
     fetchedBytes_ -= fetched_[op.stage]->bytes();
@@ -112,18 +116,29 @@ void Executor::execute(const Op &op) {
 
 // The validator proved every read is preceded by a write on this rank; a
 // miss here is a runtime bug, reported rather than dereferenced.
-const Buffer &Executor::tensor(uint64_t key) const {
-  const Buffer *t = store_.find(key);
+const Buffer &Executor::tensor(int64_t id) const {
+  const Buffer *t = store_.find(id);
   if (!t)
     throw std::runtime_error("rank " + std::to_string(rank_) + ": " +
-                             describeKey(key) + " is not in the tensor store");
+                             describeTensor(id, program_.microbatches) +
+                             " is not in the tensor store");
   return *t;
 }
 
-const Buffer &Executor::input(int stage, int microbatch) {
-  if (stage == 0)
+// acc = t0; acc += t1; ... in the listed order (the reference's order).
+const Buffer &Executor::sum(const int64_t *ids, uint32_t count, Buffer &scratch) {
+  if (count == 1)
+    return tensor(ids[0]);
+  backend_.copy(scratch, tensor(ids[0]));
+  for (uint32_t k = 1; k < count; ++k)
+    backend_.add(scratch, tensor(ids[k]));
+  return scratch;
+}
+
+const Buffer &Executor::input(const int64_t *ids, uint32_t count, int microbatch) {
+  if (count == 0)
     return backend_.input(step_, microbatch);
-  return tensor(tensorKey(TensorKind::Act, stage - 1, microbatch));
+  return sum(ids, count, *inputSum_);
 }
 
 const Buffer &Executor::weights(const Op &op) const {
@@ -146,35 +161,44 @@ Buffer &Executor::gradBuffer(int stage) {
   return *g;
 }
 
+// Reads and writes are in the roles of the stage graph (roles.h; the
+// loader checked them): the outputs of the stage's predecessors (none: the
+// data), and the stage's output.
 void Executor::forward(const Op &op) {
-  const Buffer &in = input(op.stage, op.microbatch);
+  IdList reads = mine_.reads(op);
+  const Buffer &in = input(reads.begin(), reads.size(), op.microbatch);
   BufferPtr out = backend_.allocate(block_);
   backend_.forward(op.stage, weights(op), in, *out);
-  if (op.stage + 1 == program_.stages)
+  if (program_.graph.isSink(op.stage))
     backend_.addLoss(step_, op.microbatch, *out);
-  store_.put(tensorKey(TensorKind::Act, op.stage, op.microbatch), std::move(out));
+  store_.put(mine_.writes(op)[0], std::move(out));
 }
 
 // The input gradient (inputGrad) and/or the weight gradient (weightGrad) of
 // stage s on microbatch b; the model recomputes the stage's internals from
-// its input, so this may run on another rank than the forward.
+// its input, so this may run on another rank than the forward. Reads: the
+// successors' input gradients (at a sink, its own output, whose loss
+// gradient starts the backward), then what the forward read.
 void Executor::backward(const Op &op, bool inputGrad, bool weightGrad) {
   const int s = op.stage, b = op.microbatch;
+  IdList reads = mine_.reads(op);
+  const uint32_t grads = gradientReads(program_.graph, s);
   const Buffer *gradOut;
-  if (s + 1 == program_.stages) {
-    backend_.lossGrad(step_, b, tensor(tensorKey(TensorKind::Act, s, b)), *lossGrad_);
+  if (program_.graph.isSink(s)) {
+    backend_.lossGrad(step_, b, tensor(reads[0]), *lossGrad_);
     gradOut = lossGrad_.get();
   } else {
-    gradOut = &tensor(tensorKey(TensorKind::Grad, s + 1, b));
+    gradOut = &sum(reads.begin(), grads, *gradSum_);
   }
-  const Buffer &in = input(s, b);
+  const Buffer &in = input(reads.begin() + grads, reads.size() - grads, b);
+  IdList writes = mine_.writes(op);
   BufferPtr gradIn;
-  if (inputGrad && s > 0)
+  if (inputGrad && !writes.empty())
     gradIn = backend_.allocate(block_);
   Buffer *gradParams = weightGrad ? &gradBuffer(s) : nullptr;
   backend_.backward(s, weights(op), in, *gradOut, gradIn.get(), gradParams);
   if (gradIn)
-    store_.put(tensorKey(TensorKind::Grad, s, b), std::move(gradIn));
+    store_.put(writes[0], std::move(gradIn));
 }
 
 // One transfer or a group: posted together, complete together. Receives
@@ -188,9 +212,8 @@ void Executor::transfer(const Op *ops, uint32_t count) {
     const Op &op = ops[c];
     switch (op.kind) {
     case OpKind::Send:
-      transfers.push_back(Transfer{
-          true, const_cast<Buffer *>(&tensor(tensorKey(op.tensor, op.stage, op.microbatch))),
-          op.peer, op.tag});
+      transfers.push_back(
+          Transfer{true, const_cast<Buffer *>(&tensor(op.tensor)), op.peer, op.tag});
       break;
     case OpKind::Recv:
       received_.push_back(backend_.allocate(block_));
@@ -213,7 +236,7 @@ void Executor::transfer(const Op *ops, uint32_t count) {
   for (uint32_t c = 0; c < count; ++c) {
     const Op &op = ops[c];
     if (op.kind == OpKind::Recv)
-      store_.put(tensorKey(op.tensor, op.stage, op.microbatch), std::move(received_[next++]));
+      store_.put(op.tensor, std::move(received_[next++]));
     if (op.kind == OpKind::FetchWeights)
       fetchedBytes_ += fetched_[op.stage]->bytes();
   }

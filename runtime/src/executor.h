@@ -33,8 +33,8 @@ public:
   Executor(const Program &program, int rank, const Model &model, Backend &backend,
            const ExecutorConfig &config);
 
-  // Runs the program once. Returns the sum of loss_b over the microbatches
-  // whose last-stage forward ran on this rank; appends one OpTiming per op.
+  // Runs the program once. Returns the sum of the losses of the sink-stage
+  // forwards that ran on this rank; appends one OpTiming per op.
   double runStep(int step, Clock::time_point stepStart,
                  std::vector<OpTiming> &timeline);
 
@@ -53,8 +53,11 @@ private:
   void endStep();
   [[noreturn]] void stalled() const;
 
-  const Buffer &input(int stage, int microbatch);
-  const Buffer &tensor(uint64_t key) const;
+  // The sum of `ids` in order into `scratch` (a single id: that tensor).
+  const Buffer &sum(const int64_t *ids, uint32_t count, Buffer &scratch);
+  // A stage's input: the microbatch's data, or the sum of its inputs.
+  const Buffer &input(const int64_t *ids, uint32_t count, int microbatch);
+  const Buffer &tensor(int64_t id) const;
   const Buffer &weights(const Op &op) const;
   Buffer &gradBuffer(int stage);
 
@@ -72,6 +75,8 @@ private:
   std::vector<BufferPtr> owned_, fetched_, grads_;
   size_t fetchedBytes_ = 0, peakFetchedBytes_ = 0;
   BufferPtr lossGrad_;
+  // Fan-in sums: a stage's input, a fan-out stage's output gradient.
+  BufferPtr inputSum_, gradSum_;
   std::vector<BufferPtr> received_; // a group's receives in flight
 };
 

@@ -88,4 +88,9 @@ void geluBackward(const float *z, const float *da, float *dz, int64_t n) {
   }
 }
 
+void add(float *acc, const float *x, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    acc[k] = acc[k] + x[k];
+}
+
 } // namespace pipesched::runtime::kernels

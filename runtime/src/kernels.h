@@ -26,4 +26,7 @@ void geluForward(const float *z, float *a, int64_t n);
 // dz = da * gelu'(z).
 void geluBackward(const float *z, const float *da, float *dz, int64_t n);
 
+// acc[k] = acc[k] + x[k]: a fan-in sum of the stage graph, one term at a time.
+void add(float *acc, const float *x, int64_t n);
+
 } // namespace pipesched::runtime::kernels

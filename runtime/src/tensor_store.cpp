@@ -4,22 +4,22 @@
 
 namespace pipesched::runtime {
 
-Buffer &TensorStore::put(uint64_t key, BufferPtr tensor) {
-  erase(key);
+Buffer &TensorStore::put(int64_t id, BufferPtr tensor) {
+  erase(id);
   liveBytes_ += tensor->bytes();
   peakBytes_ = std::max(peakBytes_, liveBytes_);
-  BufferPtr &slot = tensors_[key];
+  BufferPtr &slot = tensors_[id];
   slot = std::move(tensor);
   return *slot;
 }
 
-const Buffer *TensorStore::find(uint64_t key) const {
-  auto it = tensors_.find(key);
+const Buffer *TensorStore::find(int64_t id) const {
+  auto it = tensors_.find(id);
   return it == tensors_.end() ? nullptr : it->second.get();
 }
 
-void TensorStore::erase(uint64_t key) {
-  auto it = tensors_.find(key);
+void TensorStore::erase(int64_t id) {
+  auto it = tensors_.find(id);
   if (it == tensors_.end())
     return;
   liveBytes_ -= it->second->bytes();

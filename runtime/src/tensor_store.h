@@ -1,5 +1,5 @@
-// The rank-local store of activations and gradients, keyed by
-// (act|grad, stage, microbatch) (program.h's tensorKey), with the byte
+// The rank-local store of activations and gradients, keyed by tensor id
+// (the schema's 2 * (stage * B + microbatch) + (0 act | 1 grad)), with the byte
 // accounting behind the "peak tensor bytes" figure. The buffers live in the
 // backend's memory (backend.h); the store only owns them.
 #pragma once
@@ -14,10 +14,10 @@ namespace pipesched::runtime {
 
 class TensorStore {
 public:
-  // Stores `tensor` under `key` (replacing any earlier one) and returns it.
-  Buffer &put(uint64_t key, BufferPtr tensor);
-  const Buffer *find(uint64_t key) const;
-  void erase(uint64_t key);
+  // Stores `tensor` under `id` (replacing any earlier one) and returns it.
+  Buffer &put(int64_t id, BufferPtr tensor);
+  const Buffer *find(int64_t id) const;
+  void erase(int64_t id);
   void clear();
 
   size_t size() const { return tensors_.size(); }
@@ -25,7 +25,7 @@ public:
   size_t peakBytes() const { return peakBytes_; }
 
 private:
-  std::unordered_map<uint64_t, BufferPtr> tensors_;
+  std::unordered_map<int64_t, BufferPtr> tensors_;
   size_t liveBytes_ = 0, peakBytes_ = 0;
 };
 

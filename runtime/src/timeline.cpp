@@ -16,7 +16,7 @@ RankSummary summarize(const Program &program, int rank,
     OpKind k = rp.ops[t.op].kind;
     if (isCompute(k))
       s.computeMs += ms;
-    else if (isP2P(k) || k == OpKind::Group)
+    else if (isPointToPoint(k) || k == OpKind::Group)
       s.transferMs += ms;
     else if (isCollective(k))
       s.collectiveMs += ms;

@@ -240,21 +240,21 @@ void Validator::checkGradients(const RankProgram &rp) {
   const std::string rankName = "rank " + std::to_string(rp.rank);
   for (int s : touched_) {
     const GradientUse &use = uses_[size_t(s)];
-    if (use.wgradSinceCollective < 0)
+    const bool afterLast = use.lastCollective >= 0;
+    if (use.wgradSinceCollective < 0 || (!afterLast && rp.ownsStage(s)))
       continue;
     const OpRef ref{int32_t(rp.rank), use.wgradSinceCollective, -1};
     const std::string what = describe(p_, rp.ops[size_t(use.wgradSinceCollective)]);
     const std::string st = std::to_string(s);
-    if (use.lastCollective >= 0)
+    if (afterLast)
       fail(ref, what + " adds to stage " + st + "'s weight gradient after " + rankName +
                     "'s last collective on it (" +
                     OpRef{ref.rank, use.lastCollective, -1}.str() +
                     "): its contribution would be lost");
-    if (!rp.ownsStage(s))
-      fail(ref, what + " computes stage " + st + "'s weight gradient on " + rankName +
-                    ", which neither owns stage " + st +
-                    " nor reduces its gradient in a collective: its contribution "
-                    "would be lost");
+    fail(ref, what + " computes stage " + st + "'s weight gradient on " + rankName +
+                  ", which neither owns stage " + st +
+                  " nor reduces its gradient in a collective: its contribution "
+                  "would be lost");
   }
   for (int s : rp.owns)
     if (uses_[size_t(s)].optimizerStep < 0)

@@ -9,11 +9,14 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "pipesched/InitAllDialects.h"
 #include "pipesched/InitAllPasses.h"
+#include "pipesched/Tools/DiagnosticDefaults.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   pipesched::registerAllDialects(registry);
   pipesched::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "pipesched optimizer driver\n", registry));
+  std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(int(args.size()) - 1, args.data(),
+                        "pipesched optimizer driver\n", registry));
 }

@@ -8,11 +8,13 @@
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "pipesched/Target/Program.h"
 #include "pipesched/Target/TorchCSV.h"
+#include "pipesched/Tools/DiagnosticDefaults.h"
 
 int main(int argc, char **argv) {
   pipesched::registerImportTorchCSV();
   pipesched::registerExportTorchCSV();
   pipesched::registerExportProgram();
-  return mlir::failed(
-      mlir::mlirTranslateMain(argc, argv, "pipesched translation driver\n"));
+  std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
+  return mlir::failed(mlir::mlirTranslateMain(
+      int(args.size()) - 1, args.data(), "pipesched translation driver\n"));
 }

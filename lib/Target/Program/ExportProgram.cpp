@@ -279,7 +279,9 @@ LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
   if (failed(single))
     return failure();
   StepOp step = *single;
-  // A translation serializes; compiling is a separate, explicit step.
+  // A translation serializes; compiling is a separate, explicit step. The
+  // message is located; printing the whole step would bury it.
+  step->getContext()->printOpOnDiagnostic(false);
   if (!step.isLowered())
     return step.emitOpError(
         "has no rank programs to write: lower it first with "
