@@ -12,8 +12,8 @@ workers=$(grep -oE 'workers = [0-9]+' "$example" | grep -oE '[0-9]+')
 echo "== $example: simulated cost (pipeline-opt --sched-stats)"
 build/bin/pipeline-opt --sched-expand --sched-place --sched-simulate --sched-stats "$example" -o /dev/null
 
-echo "== compile to per-rank programs (pipeline-translate --sched-to-program)"
-build/bin/pipeline-translate --sched-to-program "$example" -o build/demo-program.json
+echo "== compile to per-rank programs (pipeline-compile)"
+build/bin/pipeline-compile "$example" -o build/demo-program.json
 echo "build/demo-program.json: $workers ranks, $(grep -c '"op"' build/demo-program.json) lines of ops"
 
 echo "== train on the CPU backend: mpirun -np $workers pipeline-run"

@@ -87,9 +87,11 @@ void RankBuilder::buildOp(
     for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1];
          ++k)
       operands.push_back(valueOn(worker, p.inputs[k]));
-    // The job keeps its fields but its worker and position, implied by the
-    // rank and the region order.
-    Operation *copy = builder.clone(*job);
+    // The job moves into its rank and keeps its fields but its worker and
+    // position, implied by the rank and the region order.
+    Operation *copy = job.getOperation();
+    copy->moveBefore(builder.getInsertionBlock(),
+                     builder.getInsertionPoint());
     copy->setOperands(operands);
     auto moved = cast<JobOpInterface>(copy);
     moved.setComputeWorker({});
@@ -187,9 +189,6 @@ void RankBuilder::buildRank(int32_t worker, Block &body) {
 
 void RankBuilder::build() {
   Block &body = step.getBody().front();
-  SmallVector<Operation *> jobs;
-  for (Operation &op : body)
-    jobs.push_back(&op);
   local.resize(plan.programs.size());
   builder.setInsertionPointToEnd(&body);
   for (size_t w = 0; w < plan.programs.size(); ++w) {
@@ -200,11 +199,6 @@ void RankBuilder::build() {
     Block *rankBody = new Block();
     rank.getBody().push_back(rankBody);
     buildRank(static_cast<int32_t>(w), *rankBody);
-  }
-  // The job graph is now in the ranks: drop it, users first.
-  for (Operation *op : llvm::reverse(jobs)) {
-    op->dropAllUses();
-    op->erase();
   }
 }
 

@@ -1,5 +1,6 @@
 // pipeline-run: executes the per-rank programs of pipeline-translate, one MPI
 // process per rank: mpirun -np W pipeline-run program.json [options].
+#include "agreement.h"
 #include "cpu_backend.h"
 #include "executor.h"
 #include "loader.h"
@@ -18,37 +19,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <string>
 
 using namespace pipesched::runtime;
 
 namespace {
-
-// Agrees on whether any rank failed; the lowest failing rank prints its
-// message, so a problem every rank finds is reported once.
-bool anyRankFailed(const std::string &error, int rank, int size) {
-  int mine = error.empty() ? size : rank, first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first == rank) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    std::fflush(stderr);
-  }
-  return first < size;
-}
-
-// Every rank with a problem prints it (each may see another one, e.g. its
-// own node without a GPU); all agree on whether to stop.
-bool everyRankReports(const std::string &error) {
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    std::fflush(stderr);
-  }
-  int mine = !error.empty(), any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any != 0;
-}
 
 [[noreturn]] void controlTimeout(int rank, double timeout, const std::string &where) {
   std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in %s\n", rank,
@@ -85,18 +64,20 @@ std::unique_ptr<Model> makeModel(const Options &o, int stages) {
   return std::make_unique<Model>(modelShape(o, stages), o.modelLib);
 }
 
+// Without a program: the chain of --stages stages.
 int referenceOnly(const Options &o, int rank) {
-  int S = o.stages, B = o.microbatches;
+  int B = o.microbatches;
+  StageGraph graph = StageGraph::chain(o.stages);
   if (!o.program.empty()) {
     Program p = loadProgram(o.program, -1);
-    S = p.stages;
     B = p.microbatches;
+    graph = p.graph;
   }
   if (rank != 0)
     return 0;
-  std::unique_ptr<Model> model = makeModel(o, S);
+  std::unique_ptr<Model> model = makeModel(o, graph.stages());
   ReferenceResult ref =
-      runReference(*model, dataSpec(o, B), optimizerConfig(o), o.steps);
+      runReference(*model, graph, dataSpec(o, B), optimizerConfig(o), o.steps);
   for (int t = 0; t < o.steps; ++t)
     std::printf("step %d: loss %.6f (reference)\n", t + 1, ref.losses[t]);
   return 0;
@@ -202,7 +183,8 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
 int run(int argc, char **argv, int rank, int size) {
   Options o;
   if (auto err = parseOptions(argc, argv, o)) {
-    anyRankFailed("pipeline-run: " + *err + " (--help lists the options)", rank, size);
+    anyRankFailed("pipeline-run: " + *err + " (--help lists the options)", rank, size,
+                  o.timeout, "parse their options");
     return 2;
   }
   if (o.help) {
@@ -215,10 +197,16 @@ int run(int argc, char **argv, int rank, int size) {
     int rc = 0;
     try {
       rc = referenceOnly(o, rank);
+    } catch (const std::bad_alloc &) {
+      error = "pipeline-run: out of memory while running the reference";
     } catch (const std::exception &e) {
       error = e.what();
     }
-    return anyRankFailed(error, rank, size) ? 1 : rc;
+    // No deadline: the others wait for rank 0's reference, however long.
+    return anyRankFailed(error, rank, size, std::numeric_limits<double>::infinity(),
+                         "run the reference")
+               ? 1
+               : rc;
   }
 
   // Load and validate before any communication but the error agreement:
@@ -236,10 +224,12 @@ int run(int argc, char **argv, int rank, int size) {
       error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +
               std::to_string(o.failRank) + " has " +
               std::to_string(program.ranks[o.failRank].ops.size()) + " ops";
+  } catch (const std::bad_alloc &) {
+    error = "pipeline-run: " + o.program + ": out of memory while validating the program";
   } catch (const std::exception &e) {
     error = e.what();
   }
-  if (anyRankFailed(error, rank, size))
+  if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
     return 1;
   if (o.check) {
     if (rank == 0)
@@ -261,7 +251,7 @@ int run(int argc, char **argv, int rank, int size) {
     error = "pipeline-run: --backend cuda: this pipeline-run was built without the "
             "CUDA backend (PIPESCHED_RUNTIME_CUDA=OFF, or CUDA, cuBLAS or NCCL not found)";
 #endif
-    if (everyRankReports(error))
+    if (everyRankReports(error, rank, o.timeout, "find their GPUs"))
       return 1;
   }
 
@@ -271,7 +261,7 @@ int run(int argc, char **argv, int rank, int size) {
   } catch (const std::exception &e) {
     error = std::string("pipeline-run: ") + e.what();
   }
-  if (anyRankFailed(error, rank, size))
+  if (anyRankFailed(error, rank, size, o.timeout, "load the model"))
     return 1;
 
   try {
@@ -279,7 +269,9 @@ int run(int argc, char **argv, int rank, int size) {
   } catch (const std::exception &e) {
     // A failure on one rank (a model library's error, say) cannot be agreed
     // on without hanging the others: end the whole job.
-    std::fprintf(stderr, "pipeline-run: rank %d: %s\n", rank, e.what());
+    const bool memory = dynamic_cast<const std::bad_alloc *>(&e) != nullptr;
+    std::fprintf(stderr, "pipeline-run: rank %d: %s\n", rank,
+                 memory ? "out of memory while training" : e.what());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

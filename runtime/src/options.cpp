@@ -28,7 +28,7 @@ training:
 running:
   --backend cpu|cuda     compute and transport backend (default cpu); cuda:
                          cuBLAS and NCCL, one GPU per rank, built-in MLP only
-  --timeout SECONDS      deadline of every wait (default 60)
+  --timeout SECONDS      deadline of every wait (default 60; inf: none)
   --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
   --fail-rank R --fail-at-op N
                          rank R exits with status 3 before its op N (first step)

@@ -2,7 +2,8 @@
 //
 // Yield the CPU for the first 5 ms of a wait (a sleep costs its timer slack,
 // ~50 us, per message hop, and oversubscribed ranks need the core), then
-// sleep 20 us growing to 200 us (a pipeline filling, a dead peer).
+// sleep 20 us growing to 200 us (a pipeline filling, a dead peer). And how
+// a wait's deadline is computed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,20 @@ private:
   Clock::time_point spinUntil;
   std::chrono::microseconds sleep{20};
 };
+
+/// The time `seconds` after `now`, saturating at the clock's end: a huge
+/// --timeout (`inf`, or anything beyond what the clock can add) means no
+/// deadline, instead of an overflow that would expire at once.
+inline std::chrono::steady_clock::time_point
+deadlineAfter(std::chrono::steady_clock::time_point now, double seconds) {
+  using Clock = std::chrono::steady_clock;
+  const double room =
+      std::chrono::duration<double>(Clock::time_point::max() - now).count();
+  if (!(seconds < room / 2))
+    return Clock::time_point::max();
+  return now + std::chrono::duration_cast<Clock::duration>(
+                   std::chrono::duration<double>(seconds));
+}
 
 } // namespace pipesched::runtime
 

@@ -1,22 +1,29 @@
 // The single-process reference: plain sequential back-propagation of the same
-// model, data and optimizer, microbatch by microbatch (b = 0, 1, ...),
-// accumulating weight gradients, one optimizer step per training step.
+// model, data and optimizer over the same stage graph, microbatch by
+// microbatch (b = 0, 1, ...), accumulating weight gradients, one optimizer
+// step per training step. Its sums follow the executor's orders: forwards in
+// stage order, a stage's inputs summed in edge order; backwards in reverse
+// stage order, the gradient of a fan-out stage the sum of its successors'
+// input gradients in edge order; every sink's loss counted. With the chain
+// there is nothing to sum, and the reference is the plain chain's.
 #pragma once
 
 #include "data.h"
 #include "model.h"
 #include "optimizer.h"
+#include "stage_graph.h"
 
 #include <vector>
 
 namespace pipesched::runtime {
 
 struct ReferenceResult {
-  std::vector<double> losses;             // per step: (1/B) sum_b loss_b
+  std::vector<double> losses;             // per step: (1/B) sum_b sum_sinks loss
   std::vector<std::vector<float>> params; // per stage, after the last step
 };
 
-ReferenceResult runReference(Model &model, const DataSpec &data,
+// graph.stages() must equal the model's stages.
+ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSpec &data,
                              const OptimizerConfig &optimizer, int steps);
 
 } // namespace pipesched::runtime

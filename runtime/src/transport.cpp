@@ -73,9 +73,7 @@ bool Transport::waitPosted(std::vector<size_t> &pending) {
 bool Transport::wait(MPI_Request *requests, size_t count,
                      std::vector<size_t> *pending) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_));
+  const auto deadline = deadlineAfter(Clock::now(), timeout_);
   PollBackoff backoff;
   std::vector<int> indices(count);
   size_t done = 0;

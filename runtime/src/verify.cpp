@@ -63,26 +63,53 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
     }
   }
   if (rank == 0) {
-    ReferenceResult ref = runReference(model, in.data, in.optimizer, in.steps);
+    ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps);
+    // NaN compares false both ways, so std::max would drop it: a non-finite
+    // value or error fails on its own.
+    auto worse = [](double err, double &max) {
+      if (!(err <= max))
+        max = err;
+    };
     double lossErr = 0;
-    for (int t = 0; t < in.steps; ++t)
-      lossErr = std::max(lossErr, relativeError(in.losses[t], ref.losses[t]));
-    bool lossOk = lossErr <= in.tolerance;
+    int badLosses = 0;
+    for (int t = 0; t < in.steps; ++t) {
+      badLosses += !std::isfinite(in.losses[t]) || !std::isfinite(ref.losses[t]);
+      worse(relativeError(in.losses[t], ref.losses[t]), lossErr);
+    }
+    bool lossOk = badLosses == 0 && lossErr <= in.tolerance;
     std::printf("verify: losses of %d steps vs reference: max relative error "
                 "%.1e: %s\n",
                 in.steps, lossErr, lossOk ? "OK" : "FAILED");
+    if (badLosses)
+      std::printf("verify: %d of %d steps have a non-finite loss (run or reference)\n",
+                  badLosses, in.steps);
     double maxErr = 0;
-    size_t count = 0, bitwise = 0;
+    size_t count = 0, bitwise = 0, nonFinite = 0;
+    int firstStage = -1;
+    size_t firstIndex = 0;
     for (int s = 0; s < S; ++s)
       for (size_t k = 0; k < lowest[s].size(); ++k) {
-        maxErr = std::max(maxErr, relativeError(lowest[s][k], ref.params[s][k]));
-        bitwise += std::memcmp(&lowest[s][k], &ref.params[s][k], sizeof(float)) == 0;
+        const float got = lowest[s][k], want = ref.params[s][k];
+        if (!std::isfinite(got) || !std::isfinite(want)) {
+          if (nonFinite++ == 0) {
+            firstStage = s;
+            firstIndex = k;
+          }
+        }
+        worse(relativeError(got, want), maxErr);
+        bitwise += std::memcmp(&got, &want, sizeof(float)) == 0;
         ++count;
       }
-    bool weightsOk = maxErr <= in.tolerance;
+    bool weightsOk = nonFinite == 0 && maxErr <= in.tolerance;
     std::printf("verify: max relative error %.1e over %zu parameters (tolerance "
                 "%.0e): %s\n",
                 maxErr, count, in.tolerance, weightsOk ? "OK" : "FAILED");
+    if (nonFinite)
+      std::printf("verify: %zu of %zu parameters are not finite (first: stage %d, "
+                  "parameter %zu: %g, reference %g)\n",
+                  nonFinite, count, firstStage, firstIndex,
+                  double(lowest[firstStage][firstIndex]),
+                  double(ref.params[firstStage][firstIndex]));
     std::printf("verify: %zu of %zu parameters bitwise equal to the reference; "
                 "weights fingerprint %016llx\n",
                 bitwise, count, (unsigned long long)fingerprint(lowest));

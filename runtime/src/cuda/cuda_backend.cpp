@@ -37,6 +37,8 @@ public:
   void zero(Buffer &b) override;
   void upload(Buffer &dst, const float *host) override;
   void download(const Buffer &src, float *host) override;
+  void copy(Buffer &dst, const Buffer &src) override;
+  void add(Buffer &acc, const Buffer &x) override;
 
   void beginStep(int) override;
   void beginOp(size_t index, bool communication) override;
@@ -104,7 +106,8 @@ private:
 
 CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
     : config_(c), program_(*c.program), block_(size_t(c.data.rows * c.data.hidden)),
-      lossCapacity_(std::max(1, c.data.microbatches)) {
+      // One loss per sink stage and microbatch.
+      lossCapacity_(std::max(1, c.data.microbatches * c.program->graph.sinks())) {
   check(cudaSetDevice(c.device), "cudaSetDevice");
   int least = 0, greatest = 0;
   check(cudaDeviceGetStreamPriorityRange(&least, &greatest),
@@ -222,6 +225,20 @@ void CudaBackend::download(const Buffer &src, float *host) {
   check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
 }
 
+void CudaBackend::copy(Buffer &dst, const Buffer &src) {
+  computeBegin({&dst, &src});
+  check(cudaMemcpyAsync(dev(dst).ptr, dev(src).ptr, dst.bytes(), cudaMemcpyDeviceToDevice,
+                        compute_),
+        "cudaMemcpyAsync");
+  computeEnd({&dst, &src});
+}
+
+void CudaBackend::add(Buffer &acc, const Buffer &x) {
+  computeBegin({&acc, &x});
+  check(cuda::add(dev(acc).ptr, dev(x).ptr, int64_t(acc.size()), compute_), "add kernel");
+  computeEnd({&acc, &x});
+}
+
 void CudaBackend::beginStep(int) {
   tracker_->beginStep();
   losses_ = 0;
@@ -275,7 +292,7 @@ void CudaBackend::addLoss(int step, int microbatch, const Buffer &y) {
   stage(*targets_, ce ? size_t(d.rows) : block_,
         [&](float *t) { makeTargets(d, step, microbatch, t); });
   if (losses_ >= lossCapacity_)
-    throw std::runtime_error("more last-stage forwards in a step than microbatches");
+    throw std::runtime_error("more sink-stage forwards in a step than sinks x microbatches");
   computeBegin({&y});
   check(cuda::loss(ce, dev(y).ptr, targets_->ptr, d.rows, d.hidden, rowLoss_,
                    lossSlots_ + losses_++, compute_),

@@ -123,6 +123,10 @@ __global__ void ceGradKernel(const float *y, const float *t, int64_t rows, int64
   }
 }
 
+__global__ void addKernel(float *acc, const float *x, int64_t n) {
+  GRID_STRIDE(k, n) { acc[k] = acc[k] + x[k]; }
+}
+
 __global__ void sgdKernel(float *p, const float *g, float lr, int64_t n) {
   GRID_STRIDE(k, n) { p[k] -= lr * g[k]; }
 }
@@ -179,6 +183,11 @@ cudaError_t lossGrad(bool crossEntropy, const float *y, const float *t, int64_t 
   else
     mseGradKernel<<<blocksFor(rows * hidden), kThreads, 0, stream>>>(y, t, rows * hidden,
                                                                      scale, grad);
+  return cudaGetLastError();
+}
+
+cudaError_t add(float *acc, const float *x, int64_t n, cudaStream_t stream) {
+  addKernel<<<blocksFor(n), kThreads, 0, stream>>>(acc, x, n);
   return cudaGetLastError();
 }
 

@@ -32,6 +32,9 @@ cudaError_t loss(bool crossEntropy, const float *y, const float *t, int64_t rows
 cudaError_t lossGrad(bool crossEntropy, const float *y, const float *t, int64_t rows,
                      int64_t hidden, float scale, float *grad, cudaStream_t stream);
 
+// acc[k] = acc[k] + x[k] (a fan-in sum of the stage graph).
+cudaError_t add(float *acc, const float *x, int64_t n, cudaStream_t stream);
+
 // params -= lr * grad.
 cudaError_t sgd(float *params, const float *grad, float lr, int64_t n,
                 cudaStream_t stream);

@@ -79,9 +79,7 @@ size_t OpTracker::stalledOp() const {
 // an op finishes.
 bool OpTracker::wait(const std::function<bool()> &done, Stall &stall) {
   using Clock = std::chrono::steady_clock;
-  const auto patience = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(timeout_));
-  auto deadline = Clock::now() + patience;
+  auto deadline = deadlineAfter(Clock::now(), timeout_);
   PollBackoff backoff;
   size_t progress = finished();
   for (;;) {
@@ -95,7 +93,7 @@ bool OpTracker::wait(const std::function<bool()> &done, Stall &stall) {
     const auto now = Clock::now();
     if (finished() != progress) {
       progress = finished();
-      deadline = now + patience;
+      deadline = deadlineAfter(now, timeout_);
     }
     if (now > deadline) {
       stall = Stall{stalledOp(), {}, ""};

@@ -1,5 +1,7 @@
 #include "nccl_comms.h"
 
+#include "../poll_backoff.h"
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -33,8 +35,7 @@ ncclResult_t NcclComms::state(ncclComm_t comm) {
 // Set-up polls with the deadline itself: no op runs yet to report.
 void NcclComms::wait(ncclComm_t comm, ncclResult_t issued, const char *what) {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout_));
+  const auto deadline = deadlineAfter(Clock::now(), timeout_);
   ncclResult_t r = issued;
   while (r == ncclInProgress) {
     if (Clock::now() > deadline)

@@ -1,0 +1,64 @@
+#include "agreement.h"
+
+#include "poll_backoff.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace pipesched::runtime {
+namespace {
+
+// Reduces one int over the world, waiting at most `timeout` seconds; on
+// expiry the rank says so (with its own problem, if any) and ends the job.
+int reduce(int mine, MPI_Op op, int rank, double timeout, const char *stage,
+           const std::string &error) {
+  using Clock = std::chrono::steady_clock;
+  int result = 0;
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &result, 1, MPI_INT, op, MPI_COMM_WORLD, &request);
+  const auto deadline = deadlineAfter(Clock::now(), timeout);
+  PollBackoff backoff;
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return result;
+    if (Clock::now() > deadline)
+      break;
+    backoff.pause();
+  }
+  if (!error.empty())
+    std::fprintf(stderr, "%s\n", error.c_str());
+  std::fprintf(stderr,
+               "pipeline-run: rank %d timed out after %.1f s waiting for the other "
+               "ranks to %s\n",
+               rank, timeout, stage);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort(); // MPI_Abort does not return
+}
+
+} // namespace
+
+bool anyRankFailed(const std::string &error, int rank, int size, double timeout,
+                   const char *stage) {
+  int first = reduce(error.empty() ? size : rank, MPI_MIN, rank, timeout, stage, error);
+  if (first == rank) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fflush(stderr);
+  }
+  return first < size;
+}
+
+bool everyRankReports(const std::string &error, int rank, double timeout,
+                      const char *stage) {
+  if (!error.empty()) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fflush(stderr);
+  }
+  return reduce(!error.empty(), MPI_MAX, rank, timeout, stage, "") != 0;
+}
+
+} // namespace pipesched::runtime

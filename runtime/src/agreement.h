@@ -1,0 +1,24 @@
+// How the ranks agree, before the run, on whether one of them failed
+// (bad options, an invalid program, no GPU, a model library that does not
+// load), so that all exit together with one message. Each agreement is a
+// non-blocking reduction polled against --timeout: a rank stuck on the way
+// (a huge file, a hung file system) ends the job with a message instead of
+// leaving the others blocked forever.
+#pragma once
+
+#include <string>
+
+namespace pipesched::runtime {
+
+// The lowest failing rank prints its message (a problem every rank finds is
+// reported once); true if any rank failed. `stage` names what the ranks
+// agree on, for the timeout message ("load the program").
+bool anyRankFailed(const std::string &error, int rank, int size, double timeout,
+                   const char *stage);
+
+// Every rank with a problem prints it (each may see another one, e.g. its
+// own node without a GPU); true if any rank had one.
+bool everyRankReports(const std::string &error, int rank, double timeout,
+                      const char *stage);
+
+} // namespace pipesched::runtime
