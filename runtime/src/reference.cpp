@@ -12,8 +12,8 @@ ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSp
   const int64_t block = data.rows * data.hidden;
   ReferenceResult result;
   result.params.resize(size_t(S));
-  std::vector<std::vector<float>> grads(size_t(S));
-  std::vector<OptimizerState> states(size_t(S));
+  std::vector<std::vector<float>> grads(static_cast<size_t>(S));
+  std::vector<OptimizerState> states(static_cast<size_t>(S));
   for (int s = 0; s < S; ++s) {
     result.params[size_t(s)].resize(size_t(model.numParams(s)));
     model.init(s, result.params[size_t(s)].data());
@@ -23,7 +23,7 @@ ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSp
   // fan-in input or a fan-out gradient is summed.
   auto blocks = [&] { return std::vector<std::vector<float>>(size_t(S), std::vector<float>(size_t(block))); };
   std::vector<std::vector<float>> out = blocks(), gradIn = blocks(), inSum = blocks();
-  std::vector<float> data0(size_t(block)), gradSum(size_t(block)), lossGrad(size_t(block));
+  std::vector<float> data0(static_cast<size_t>(block)), gradSum(data0), lossGrad(data0);
 
   // acc = t0; acc += t1; ... over the listed stages (one: that tensor).
   auto sum = [&](StageList stages, std::vector<std::vector<float>> &of,

@@ -70,8 +70,9 @@ std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
   char line[160];
   for (const OpTiming &t : timeline) {
     const Op &op = rp.ops[t.op];
-    std::snprintf(line, sizeof line, "%d,%d,%d,%s,%d,%d,%.3f,%.3f,", rank, t.step,
-                  t.op, opName(op.kind), op.stage, op.microbatch,
+    const std::string_view kind = opName(op.kind);
+    std::snprintf(line, sizeof line, "%d,%d,%d,%.*s,%d,%d,%.3f,%.3f,", rank, t.step,
+                  t.op, int(kind.size()), kind.data(), op.stage, op.microbatch,
                   double(t.startNs) / 1e3, double(t.endNs) / 1e3);
     rows += line;
     rows += "\"" + describe(program, rp, op) + "\"\n";
