@@ -12,12 +12,16 @@ using namespace pipesched;
 void pipesched::buildLowerPipeline(OpPassManager &pm,
                                    const LowerOptions &options) {
   OpPassManager &step = pm.nest<sched::StepOp>();
-  step.addPass(createSchedExpand());
+  SchedExpandOptions expand;
+  expand.maxJobs = options.maxJobs;
+  step.addPass(createSchedExpand(expand));
   step.addPass(createSchedPlace());
   SchedSimulateOptions simulate;
   simulate.transferTime = options.transferTime;
   simulate.memoryCap = options.memoryCap;
+  simulate.memoryCapBytes = options.memoryCapBytes;
   simulate.noMemoryCap = options.noMemoryCap;
+  simulate.reorder = options.reorder;
   step.addPass(createSchedSimulate(simulate));
   SchedLowerRanksOptions ranks;
   ranks.prefetchDepth = options.prefetchDepth;

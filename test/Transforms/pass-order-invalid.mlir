@@ -16,3 +16,6 @@
 // LOWERED: error: 'sched.step' op is split into rank programs: run --sched-stats before --sched-lower-ranks
 // RUN: pipeline-opt %S/Inputs/placed.mlir --pipeline-lower | not pipeline-translate --sched-to-torch-csv 2>&1 | FileCheck %s --check-prefix=CSV
 // CSV: error: 'sched.step' op is split into rank programs: export it with --sched-to-program
+// The pipeline takes every option of its passes.
+// RUN: not pipeline-opt %examples/1f1b.mlir --pipeline-lower="max-jobs=2" 2>&1 | FileCheck %s --check-prefix=MAXJOBS
+// MAXJOBS: error: 'sched.step' op would expand into 64 jobs, more than max-jobs = 2

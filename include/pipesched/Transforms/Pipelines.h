@@ -14,7 +14,12 @@
 namespace pipesched {
 
 /// Options of `pipeline-lower` (typed; `--pipeline-lower="transfer-time=2"`).
+/// Every option of every pass of the pipeline, under the pass's own name.
 struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
+  Option<int64_t> maxJobs{
+      *this, "max-jobs",
+      llvm::cl::desc("Refuse to expand a step into more jobs than this"),
+      llvm::cl::init(int64_t(1) << 25)};
   Option<int64_t> transferTime{
       *this, "transfer-time",
       llvm::cl::desc("Time added to an input made on another worker"),
@@ -23,6 +28,14 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       *this, "memory-cap",
       llvm::cl::desc("Live activations per worker; 0 = the strategy's cap"),
       llvm::cl::init(0)};
+  Option<int64_t> memoryCapBytes{
+      *this, "memory-cap-bytes",
+      llvm::cl::desc("Live activation bytes per worker; 0 = none"),
+      llvm::cl::init(0)};
+  Option<bool> reorder{
+      *this, "reorder",
+      llvm::cl::desc("Schedule by priority even if every job has an order"),
+      llvm::cl::init(false)};
   Option<bool> noMemoryCap{*this, "no-memory-cap",
                            llvm::cl::desc("Ignore the strategy's memory cap"),
                            llvm::cl::init(false)};
@@ -31,7 +44,8 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       llvm::cl::desc("Fetch weights this many jobs ahead"), llvm::cl::init(1)};
   Option<bool> verify{
       *this, "verify",
-      llvm::cl::desc("Prove the rank programs deadlock-free (default on)"),
+      llvm::cl::desc("Verify the communication plan and prove the rank "
+                     "programs deadlock-free (default on)"),
       llvm::cl::init(true)};
 };
 
