@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   pipesched::registerAllDialects(registry);
   pipesched::registerAllPasses();
+  pipesched::hideLLVMOptions();
   std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(int(args.size()) - 1, args.data(),

@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
   pipesched::registerImportTorchCSV();
   pipesched::registerExportTorchCSV();
   pipesched::registerExportProgram();
+  pipesched::hideLLVMOptions();
   std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
   return mlir::failed(mlir::mlirTranslateMain(
       int(args.size()) - 1, args.data(), "pipesched translation driver\n"));

@@ -10,6 +10,8 @@
 #ifndef PIPESCHED_TOOLS_DIAGNOSTICDEFAULTS_H
 #define PIPESCHED_TOOLS_DIAGNOSTICDEFAULTS_H
 
+#include "llvm/Support/CommandLine.h"
+
 #include <cstring>
 #include <vector>
 
@@ -23,6 +25,19 @@ inline std::vector<char *> withDiagnosticDefaults(int argc, char **argv) {
   args.insert(args.begin() + (argc > 0 ? 1 : 0), quiet);
   args.push_back(nullptr);
   return args;
+}
+
+/// Hides every command-line option registered so far (LLVM's own, loaded
+/// with libLLVM: `--amdgpu-*`, `--polly-*`, ...) from `--help`; they stay
+/// usable and listed under `--help-hidden`. Call before the MLIR driver
+/// registers its options, which stay visible with pipesched's passes.
+inline void hideLLVMOptions() {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::StringRef name = entry.first;
+    if (name == "help" || name == "help-hidden" || name == "version")
+      continue;
+    entry.second->setHiddenFlag(llvm::cl::Hidden);
+  }
 }
 
 } // namespace pipesched
