@@ -10,8 +10,15 @@ include "Sched/SchedInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/RegionKindInterface.td"
 
-def NonNegI64Attr : ConfinedAttr<I64Attr, [IntNonNegative]>;
-def PositiveI64Attr : ConfinedAttr<I64Attr, [IntPositive]>;
+// Signless i64 fields read as int64_t (upstream I64Attr reads uint64_t, which
+// turns every comparison with a signed count into a sign-compare warning).
+// Stored inline in the op's properties.
+def Sched_I64Attr : TypedSignlessIntegerAttrBase<
+    I64, "int64_t", "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+def NonNegI64Attr : ConfinedAttr<Sched_I64Attr, [IntNonNegative]>;
+def PositiveI64Attr : ConfinedAttr<Sched_I64Attr, [IntPositive]>;
 
 //===----------------------------------------------------------------------===//
 // sched.step
