@@ -10,6 +10,7 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace pipesched::sched;
@@ -151,9 +152,14 @@ Interleaved1F1BAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 Interleaved1F1BAttr::verifyShape(int64_t S, int64_t, int64_t W,
                                  function_ref<InFlightDiagnostic()> err) const {
-  if (S != getChunks() * W)
+  int64_t needed = 0;
+  if (llvm::MulOverflow(getChunks(), W, needed))
     return err() << "interleaved_1f1b<chunks = " << getChunks()
-                 << "> needs S = chunks * W = " << getChunks() * W
+                 << "> needs S = chunks * W stages, more than 2^63 with W = "
+                 << W;
+  if (S != needed)
+    return err() << "interleaved_1f1b<chunks = " << getChunks()
+                 << "> needs S = chunks * W = " << needed
                  << " stages, got " << S;
   return success();
 }
@@ -191,9 +197,13 @@ static LogicalResult verifyGroupsRing(StringRef strategy, int64_t groups,
 static LogicalResult verifyLoopedShape(StringRef strategy, int64_t groups,
                                        int64_t ring, int64_t S, int64_t W,
                                        function_ref<InFlightDiagnostic()> err) {
-  if (W != groups * ring)
+  int64_t needed = 0;
+  if (llvm::MulOverflow(groups, ring, needed))
     return err() << strategy << "<groups = " << groups << ", ring = " << ring
-                 << "> needs W = groups * ring = " << groups * ring
+                 << "> needs W = groups * ring workers, more than 2^63";
+  if (W != needed)
+    return err() << strategy << "<groups = " << groups << ", ring = " << ring
+                 << "> needs W = groups * ring = " << needed
                  << " workers, got " << W;
   return requireMultiple(S, "the stage count", ring, "the ring size", strategy,
                          "each group loops over the stages R at a time", err);

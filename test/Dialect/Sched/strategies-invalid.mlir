@@ -116,3 +116,17 @@ sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched.zero_bubble
 // expected-error @below {{unknown sched attribute (the only one that starts with a digit is '1f1b')}}
 sched.step stages = 4, microbatches = 8, workers = 8 strategy #sched<2f2b> {
 }
+
+// -----
+
+// Tests that chunks * W is computed without overflow (2^62 + 1 times 4
+// wraps to 4 = S in 64 bits).
+// expected-error @below {{'sched.step' op interleaved_1f1b<chunks = 4611686018427387905> needs S = chunks * W stages, more than 2^63 with W = 4}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.interleaved_1f1b<chunks = 4611686018427387905> {
+}
+
+// -----
+
+// expected-error @below {{'sched.step' op lpp<groups = 4611686018427387905, ring = 4> needs W = groups * ring workers, more than 2^63}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.lpp<groups = 4611686018427387905, ring = 4> {
+}
