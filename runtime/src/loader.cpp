@@ -300,12 +300,14 @@ void Loader::loadStageGraph(const json &doc, Program &p) const {
       fail(at, "expected an edge [src, dst], got " + describeValue(e));
     int src = int(toInt(e[0], at.index(0), 0, p.stages));
     int dst = int(toInt(e[1], at.index(1), 0, p.stages));
-    const std::string edge = "[" + std::to_string(src) + ", " + std::to_string(dst) + "]";
+    auto edge = [&] { // only for messages
+      return "edge [" + std::to_string(src) + ", " + std::to_string(dst) + "]";
+    };
     if (src >= dst)
-      fail(at, "edge " + edge + " must go from a lower to a higher stage (src < dst)");
+      fail(at, edge() + " must go from a lower to a higher stage (src < dst)");
     auto [it, fresh] = seen.emplace(uint64_t(src) << 32 | uint64_t(dst), i);
     if (!fresh)
-      fail(at, "edge " + edge + " is listed twice (first at stage_graph[" +
+      fail(at, edge() + " is listed twice (first at stage_graph[" +
                    std::to_string(it->second) + "])");
     edges.emplace_back(src, dst);
   }
@@ -399,19 +401,19 @@ Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
     fail(where, "missing field 'op'");
   if (!name->is_string())
     fail(where.key("op"), "expected a string, got " + describeValue(*name));
-  const std::string &opName_ = name->get_ref<const std::string &>();
-  std::optional<OpKind> kind = schema::opKindNamed(opName_);
+  const std::string &opText = name->get_ref<const std::string &>();
+  std::optional<OpKind> kind = schema::opKindNamed(opText);
   if (!kind)
-    fail(where.key("op"), "unknown op '" + opName_ + "'");
+    fail(where.key("op"), "unknown op '" + opText + "'");
   const schema::OpSchema &spec = schema::opSchema(*kind);
   if (inGroup && !isPointToPoint(*kind))
-    fail(where, "'" + opName_ + "' cannot appear in a group (only send, recv, "
+    fail(where, "'" + opText + "' cannot appear in a group (only send, recv, "
                 "send_weights and fetch_weights can)");
   if (unknown || (present & ~spec.allowed()))
     for (auto it = v.begin(); it != v.end(); ++it) { // the first, in key order
       int f = fieldIndex(it.key());
       if (f < 0 || !(spec.allowed() >> f & 1u))
-        fail(where, "unknown field '" + it.key() + "' for op '" + opName_ + "'");
+        fail(where, "unknown field '" + it.key() + "' for op '" + opText + "'");
     }
   for (int f = 0; f < schema::kNumFields; ++f)
     if ((spec.required >> f & 1u) && !(present >> f & 1u))
@@ -568,21 +570,16 @@ int Loader::internGroup(const json &v, const JsonPath &where, int caller, Progra
   return index;
 }
 
-// Thrown by the parser callback when the document nests too deep.
-struct TooDeep {};
-
-// Where the document first nests deeper than kMaxJsonDepth (strings skipped).
-std::string deepestPlace(const std::string &text) {
+// Where the document first nests deeper than kMaxJsonDepth ("" if it
+// does not). One pass over the characters, strings skipped: much cheaper
+// than nlohmann's parser callback (which made parsing a 10^6-op program
+// seven times slower), and it names the place.
+std::string tooDeep(const std::string &text) {
   int depth = 0;
-  size_t line = 1, column = 0;
+  size_t line = 1, lineStart = 0;
   bool inString = false, escaped = false;
   for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    ++column;
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    }
+    const char c = text[i];
     if (inString) {
       if (escaped)
         escaped = false;
@@ -592,14 +589,27 @@ std::string deepestPlace(const std::string &text) {
         inString = false;
       continue;
     }
-    if (c == '"')
+    switch (c) {
+    case '"':
       inString = true;
-    else if (c == '[' || c == '{') {
+      break;
+    case '\n':
+      ++line;
+      lineStart = i + 1;
+      break;
+    case '[':
+    case '{':
       if (++depth > kMaxJsonDepth)
-        return "at line " + std::to_string(line) + ", column " + std::to_string(column) +
-               " (byte " + std::to_string(i) + ")";
-    } else if (c == ']' || c == '}')
+        return "at line " + std::to_string(line) + ", column " +
+               std::to_string(i - lineStart + 1) + " (byte " + std::to_string(i + 1) + ")";
+      break;
+    case ']':
+    case '}':
       --depth;
+      break;
+    default:
+      break;
+    }
   }
   return "";
 }
@@ -608,19 +618,17 @@ std::string deepestPlace(const std::string &text) {
 
 Program parseProgram(const std::string &text, const std::string &source,
                      int worldSize) {
+  // Nesting is bounded before parsing: nothing recurses over a deep
+  // document (nlohmann's parser does not, but dumping a value for a message
+  // would), and a valid program nests 8 levels at most.
+  std::string deep = tooDeep(text);
+  if (!deep.empty())
+    throw ProgramError(source + ": JSON nested deeper than " +
+                       std::to_string(kMaxJsonDepth) + " levels " + deep +
+                       " (a program nests at most 8)");
   json doc;
   try {
-    // The callback bounds nesting while parsing: a deep document is refused
-    // before it is built (and before anything recurses over it).
-    doc = json::parse(text, [](int depth, json::parse_event_t, json &) {
-      if (depth > kMaxJsonDepth)
-        throw TooDeep{};
-      return true;
-    });
-  } catch (const TooDeep &) {
-    throw ProgramError(source + ": JSON nested deeper than " +
-                       std::to_string(kMaxJsonDepth) + " levels " + deepestPlace(text) +
-                       " (a program nests at most 8)");
+    doc = json::parse(text);
   } catch (const json::parse_error &e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 3,
     // column 5: ..."; keep the part after the prefix and add the byte offset.
@@ -644,13 +652,19 @@ Program loadProgram(const std::string &path, int worldSize) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
-  std::string text;
   try {
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
+    std::string text;
+    if (S_ISREG(st.st_mode)) { // one read of the known size
+      text.resize(size_t(st.st_size));
+      in.read(text.data(), std::streamsize(text.size()));
+      text.resize(size_t(in.gcount()));
+    } else { // a pipe or a device: read to the end
+      std::ostringstream buffer;
+      buffer << in.rdbuf();
+      text = buffer.str();
+    }
     if (in.bad())
       throw ProgramError(path + ": read error: " + std::strerror(errno));
-    text = buffer.str();
     return parseProgram(text, path, worldSize);
   } catch (const std::bad_alloc &) {
     // The JSON document takes ~10x the file's size in memory.

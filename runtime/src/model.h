@@ -1,5 +1,6 @@
-// A model: the stage functions of the chain, reached through the C ABI
-// (stage_abi.h), either the built-in MLP or a library loaded with dlopen.
+// A model: the stage functions, reached through the C ABI (stage_abi.h),
+// either the built-in MLP or a library loaded with dlopen. How stages
+// connect (the stage graph) is the program's business, not the model's.
 #pragma once
 
 #include "pipesched/runtime/stage_abi.h"

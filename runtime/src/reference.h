@@ -22,7 +22,14 @@ struct ReferenceResult {
   std::vector<std::vector<float>> params; // per stage, after the last step
 };
 
-// graph.stages() must equal the model's stages.
+// One training step without the optimizer: returns the step's loss
+// ((1/B) sum_b sum_sinks loss_b) and adds each stage's weight gradient to
+// grads[s]. graph.stages() must equal the model's stages.
+double referenceStep(Model &model, const StageGraph &graph, const DataSpec &data,
+                     int step, const std::vector<std::vector<float>> &params,
+                     std::vector<std::vector<float>> &grads);
+
+// `steps` steps, each followed by the optimizer.
 ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSpec &data,
                              const OptimizerConfig &optimizer, int steps);
 

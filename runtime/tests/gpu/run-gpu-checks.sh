@@ -3,9 +3,11 @@
 # (docs/runtime.md, Backends): every run trains on the GPU(s) and --verify
 # compares weights and losses with the CPU reference. One GPU: the 1-rank
 # programs (DDP W = 1, GPipe S = 2 on W = 1) under several model and
-# optimizer settings. With more GPUs, the multi-rank test programs that fit
-# (one GPU per rank: NCCL puts no two ranks of a communicator on one
-# device), a deadlock that must end in a timeout, and an injected failure.
+# optimizer settings, and a DAG (a skip connection) on one GPU. With more
+# GPUs, the multi-rank test programs that fit (one GPU per rank: NCCL puts
+# no two ranks of a communicator on one device), the DAG programs, a
+# deadlock refused on load, a dead peer that must end in a timeout, and an
+# injected failure.
 #
 # Tolerances (relative error |gpu - ref| / (|ref| + 1e-6) per parameter):
 # 1e-5 for MSE + SGD; cuBLAS sums in another order (and with FMA) than the
@@ -18,7 +20,7 @@
 #
 # Environment: MPIRUN (default: mpirun --allow-run-as-root --oversubscribe),
 # GPUS (default: counted with nvidia-smi), KEEP=1 keeps the logs,
-# PIPELINE_TRANSLATE (default: <build-dir>/bin/pipeline-translate; when it
+# PIPELINE_COMPILE (default: <build-dir>/bin/pipeline-compile; when it
 # exists, the compiler's programs for examples/ run too: their LPP and
 # FSLPP reduce over groups smaller than the world).
 # Prints one line per check and a summary; exits 1 if any check failed.
@@ -93,7 +95,7 @@ if [ "$gpus" -lt 1 ]; then
   exit 1
 fi
 
-# One GPU: W = 1 programs.
+# One GPU: W = 1 programs (dag-skip-1: fan-in and fan-out sums on the GPU).
 check ddp-1 1 ddp-1 1e-5
 check ddp-1-seed-2 1 ddp-1 1e-5 --seed 2
 check ddp-1-deep 1 ddp-1 1e-5 --layers-per-stage 3 --hidden 128 --batch 16 --steps 4
@@ -102,6 +104,8 @@ check ddp-1-adam-ce 1 ddp-1 1e-2 --optimizer adam --loss ce
 check gpipe-1 1 gpipe-1 1e-5
 check gpipe-1-wide 1 gpipe-1 1e-5 --hidden 512 --batch 32 --layers-per-stage 2
 check gpipe-1-adam 1 gpipe-1 1e-2 --optimizer adam --steps 5
+check dag-skip-1 1 dag-skip-1 1e-5
+check dag-skip-1-adam-ce 1 dag-skip-1 1e-2 --optimizer adam --loss ce
 check gpipe-1-timeline 1 gpipe-1 1e-5 --timeline "$logs/timeline.csv"
 if [ -f "$logs/timeline.csv" ] && [ "$(wc -l <"$logs/timeline.csv")" -ne $((1 + 18 * 3)) ]; then
   result gpipe-1-timeline-rows FAIL "($(wc -l <"$logs/timeline.csv") lines in $logs/timeline.csv)"
@@ -118,25 +122,40 @@ check 1f1b-4 4 1f1b-4 1e-5
 check ddp-8 8 ddp-8 1e-5
 check gpipe-8 8 gpipe-8 1e-5
 check 1f1b-8 8 1f1b-8 1e-5
-# The compiler's programs (examples/*.mlir), when pipeline-translate is there.
-translate=${PIPELINE_TRANSLATE:-$build/bin/pipeline-translate}
+check independent-2 2 independent-2 1e-5
+check dag-encoders-ddp 2 dag-encoders-ddp 1e-5
+check dag-encoders-gpipe 3 dag-encoders-gpipe 1e-5
+check dag-encoders-1f1b 3 dag-encoders-1f1b 1e-5
+check dag-encoders-lpp 6 dag-encoders-lpp 1e-5
+check dag-skip-ddp 2 dag-skip-ddp 1e-5
+check dag-skip-1f1b 3 dag-skip-1f1b 1e-5
+check dag-skip-lpp 4 dag-skip-lpp 1e-5
+check dag-skip-gpipe 6 dag-skip-gpipe 1e-5
+# The compiler's programs (examples/*.mlir), when pipeline-compile is there.
+compile=${PIPELINE_COMPILE:-$build/bin/pipeline-compile}
 examples="$here/../../../examples"
-if [ -x "$translate" ]; then
+if [ -x "$compile" ]; then
   for spec in 1f1b:4 interleaved_1f1b:4 fsdp:4 ddp:4 fslpp:4 lpp:8; do
     ex=${spec%%:*}
-    if "$translate" --sched-to-program "$examples/$ex.mlir" >"$logs/$ex.json" 2>"$logs/$ex.err"; then
+    if "$compile" "$examples/$ex.mlir" -o "$logs/$ex.json" 2>"$logs/$ex.err"; then
       check "example-$ex" "${spec##*:}" "$logs/$ex.json" 1e-5
     else
-      result "example-$ex" FAIL "(pipeline-translate failed: $logs/$ex.err)"
+      result "example-$ex" FAIL "(pipeline-compile failed: $logs/$ex.err)"
     fi
   done
 else
-  result examples SKIP "(no $translate)"
+  result examples SKIP "(no $compile)"
 fi
 
-expect_failure deadlock-2-timeout 2 \
-  'rank [01] timed out after 2.0 s in op 0 \(fetch_weights \(s=[01]\) from rank [01]\)' \
+# A deadlock is refused on load; a dead peer ends in a timeout (Open MPI 4:
+# orte_abort_on_non_zero_status 0 keeps the other rank running).
+expect_failure deadlock-2-refused 2 'the rank programs deadlock: rank 0 waits in ranks\[0\]\.ops\[0\]' \
   "$programs/deadlock-2.json" --timeout 2
+mpirun_saved=$mpirun
+mpirun="$mpirun --mca orte_abort_on_non_zero_status 0"
+expect_failure gpipe-2-dead-peer-timeout 2 'rank 0 timed out after 2.0 s in op [0-9]+ \(' \
+  "$programs/gpipe-2.json" --fail-rank 1 --fail-at-op 2 --timeout 2
+mpirun=$mpirun_saved
 expect_failure gpipe-2-fail-rank 2 'rank 1: injected failure before op 2' \
   "$programs/gpipe-2.json" --fail-rank 1 --fail-at-op 2
 

@@ -1,10 +1,13 @@
 // Loader and validator: each malformed program yields one precise message.
+// The programs are the compiler's (tests/programs/*.json, regenerate.sh),
+// broken one field at a time.
 #include "loader.h"
 #include "validator.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -13,13 +16,17 @@ using json = nlohmann::json;
 
 namespace {
 
+std::string programPath(const std::string &name) {
+  return std::string(PIPESCHED_TEST_PROGRAMS) + "/" + name;
+}
+
 json program(const std::string &name) {
-  std::ifstream in(std::string(PIPESCHED_TEST_PROGRAMS) + "/" + name);
+  std::ifstream in(programPath(name));
   EXPECT_TRUE(in) << name;
   return json::parse(in);
 }
 
-// The message of loading + validating `doc` as "t.json" on `world` ranks,
+// The message of loading + validating `text` as "t.json" on `world` ranks,
 // or "" when the program is accepted.
 std::string errorOf(const std::string &text, int world = -1) {
   try {
@@ -30,13 +37,27 @@ std::string errorOf(const std::string &text, int world = -1) {
   }
   return "";
 }
-std::string errorOf(const json &doc, int world = -1) {
-  return errorOf(doc.dump(), world);
+std::string errorOf(const json &doc, int world = -1) { return errorOf(doc.dump(), world); }
+
+// The index of the first op of rank `r` with this name, stage and microbatch.
+size_t indexOf(const json &doc, int r, const std::string &op, int stage, int mb = -1) {
+  const json &ops = doc["ranks"][r]["ops"];
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i]["op"] == op && ops[i].value("stage", -1) == stage &&
+        ops[i].value("microbatch", -1) == mb)
+      return i;
+  ADD_FAILURE() << "no " << op << " (" << stage << ", " << mb << ") on rank " << r;
+  return 0;
 }
 
 TEST(Loader, AcceptsTheTestPrograms) {
-  for (const char *name : {"ddp-1.json", "gpipe-2.json", "ddp-2.json", "fsdp-2.json",
-                           "zb-2.json", "interleaved-2.json", "1f1b-4.json"})
+  for (const char *name :
+       {"ddp-1.json", "ddp-2.json", "ddp-8.json", "gpipe-1.json", "gpipe-2.json",
+        "gpipe-8.json", "1f1b-4.json", "1f1b-8.json", "fsdp-2.json", "interleaved-2.json",
+        "zb-2.json", "independent-2.json", "dag-encoders-gpipe.json",
+        "dag-encoders-1f1b.json", "dag-encoders-ddp.json", "dag-encoders-lpp.json",
+        "dag-skip-1.json", "dag-skip-gpipe.json", "dag-skip-1f1b.json", "dag-skip-ddp.json",
+        "dag-skip-lpp.json"})
     EXPECT_EQ(errorOf(program(name)), "") << name;
 }
 
@@ -45,14 +66,37 @@ TEST(Loader, ReadsTheFields) {
   EXPECT_EQ(p.stages, 2);
   EXPECT_EQ(p.microbatches, 2);
   EXPECT_EQ(p.workers, 2);
-  ASSERT_EQ(p.ranks[0].ops[1].kind, OpKind::Group);
-  EXPECT_EQ(p.ranks[0].ops[1].numChildren, 2u);
-  const Op &fetch = p.ranks[0].childrenOf(p.ranks[0].ops[1])[1];
+  EXPECT_EQ(p.tensorCount(), 8);
+  ASSERT_EQ(p.ranks[0].ops[0].kind, OpKind::Group);
+  EXPECT_EQ(p.ranks[0].ops[0].count, 2u);
+  const Op &fetch = p.ranks[0].childrenOf(p.ranks[0].ops[0])[0];
   EXPECT_EQ(describe(p, fetch), "fetch_weights (s=1) from rank 1");
   ASSERT_EQ(p.groups.size(), 1u);
-  EXPECT_EQ(describe(p, p.ranks[0].ops[7]), "reduce_grad (s=0) onto rank 0 over [0, 1]");
+  EXPECT_EQ(describe(p, p.ranks[0].ops[6]), "reduce_grad (s=1) onto rank 1 over [0, 1]");
+  EXPECT_EQ(p.ranks[0].ops[6].bytes, 65536);
   EXPECT_TRUE(p.ranks[1].ownsStage(1));
   EXPECT_FALSE(p.ranks[1].ownsStage(0));
+  // backward (s=1, b=0) reads its own output (stage 1 is the sink), then
+  // its input; writes its input gradient.
+  const Op &bwd = p.ranks[0].ops[4];
+  ASSERT_EQ(bwd.kind, OpKind::Backward);
+  EXPECT_EQ(std::vector<int64_t>(p.ranks[0].reads(bwd).begin(), p.ranks[0].reads(bwd).end()),
+            (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(p.ranks[0].writes(bwd).size(), 1u);
+  EXPECT_EQ(p.ranks[0].writes(bwd)[0], 5);
+  ASSERT_EQ(p.graph.edges().size(), 1u);
+  EXPECT_TRUE(p.graph.isSink(1));
+}
+
+TEST(Loader, SendsNameTheirTensorById) {
+  Program p = parseProgram(program("gpipe-2.json").dump(), "t.json", 2);
+  const Op &send = p.ranks[0].ops[1];
+  EXPECT_EQ(send.tensor, 0);
+  EXPECT_EQ(describe(p, send), "send act (s=0, b=0) to rank 1");
+  const Op &recv = p.ranks[0].childrenOf(p.ranks[0].ops[3])[1];
+  EXPECT_EQ(describe(p, recv), "recv grad (s=1, b=0) from rank 1");
+  EXPECT_EQ(recv.stage, 1);
+  EXPECT_EQ(recv.microbatch, 0);
 }
 
 TEST(Loader, MalformedJson) {
@@ -61,13 +105,33 @@ TEST(Loader, MalformedJson) {
                "value - unexpected '}'; expected '[', '{', or a literal (byte 45)");
 }
 
+// A deep document is refused before parsing, with its place: nothing
+// recurses over it (dumping it for a message used to overflow the stack).
+TEST(Loader, DeepJson) {
+  std::string deep = "{\"a\": \"[[[\",\n \"b\": " + std::string(100000, '[') +
+                     std::string(100000, ']') + "}";
+  EXPECT_EQ(errorOf(deep), "t.json: JSON nested deeper than 16 levels at line 2, column 22 "
+                           "(byte 35) (a program nests at most 8)");
+  json d = program("gpipe-2.json");
+  json nested = json::array();
+  for (int i = 0; i < 12; ++i)
+    nested = json::array({nested});
+  d["stage_graph"] = json::array({nested});
+  EXPECT_EQ(errorOf(d), "t.json: stage_graph[0]: expected an edge [src, dst], got "
+                        "array [[[[[[[[[[[[[]]]]]]]]]]]]]");
+}
+
 TEST(Loader, FormatAndVersion) {
   json d = program("gpipe-2.json");
   d["format"] = "other";
   EXPECT_EQ(errorOf(d), "t.json: format: expected \"pipesched-program\", got \"other\"");
   d = program("gpipe-2.json");
-  d["version"] = 2;
-  EXPECT_EQ(errorOf(d), "t.json: version: unsupported version 2 (this runtime reads version 1)");
+  d["version"] = 1;
+  EXPECT_EQ(errorOf(d), "t.json: version: this file is format version 1; this pipeline-run "
+                        "reads version 2 (recompile it with pipeline-compile)");
+  d["version"] = 3;
+  EXPECT_EQ(errorOf(d), "t.json: version: this file is format version 3; this pipeline-run "
+                        "reads version 2 (it needs a newer pipeline-run)");
 }
 
 TEST(Loader, WorldSize) {
@@ -87,6 +151,9 @@ TEST(Loader, MissingAndMistypedFields) {
   d["ranks"][0]["ops"][0].erase("microbatch");
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0]: missing field 'microbatch'");
   d = program("gpipe-2.json");
+  d["ranks"][0]["ops"][0].erase("writes");
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0]: missing field 'writes'");
+  d = program("gpipe-2.json");
   d["ranks"][0]["ops"][0]["stage"] = "0";
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0].stage: expected an integer, got string \"0\"");
   d = program("gpipe-2.json");
@@ -95,6 +162,9 @@ TEST(Loader, MissingAndMistypedFields) {
   d = program("gpipe-2.json");
   d["cost"]["fwd"] = {1, 1, 1};
   EXPECT_EQ(errorOf(d), "t.json: cost.fwd: lists 3 durations for 2 stages");
+  d = program("gpipe-2.json");
+  d["ranks"][0]["ops"][0]["reads"] = 0;
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0].reads: expected an array, got number 0");
 }
 
 TEST(Loader, UnknownOpsFieldsAndKinds) {
@@ -104,10 +174,13 @@ TEST(Loader, UnknownOpsFieldsAndKinds) {
   d = program("gpipe-2.json");
   d["ranks"][0]["ops"][0]["foo"] = 1;
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0]: unknown field 'foo' for op 'forward'");
+  // Version 1's fields: a send named its tensor by kind, stage, microbatch.
   d = program("gpipe-2.json");
-  d["ranks"][0]["ops"][1]["kind"] = "activation";
-  EXPECT_EQ(errorOf(d),
-            "t.json: ranks[0].ops[1].kind: unknown kind 'activation' (expected 'act' or 'grad')");
+  d["ranks"][0]["ops"][1]["kind"] = "act";
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[1]: unknown field 'kind' for op 'send'");
+  d = program("gpipe-2.json");
+  d["ranks"][0]["ops"][1]["writes"] = {0};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[1]: unknown field 'writes' for op 'send'");
   d = program("gpipe-2.json");
   d["extra"] = true;
   EXPECT_EQ(errorOf(d), "t.json: unknown field 'extra' at the top level");
@@ -130,19 +203,124 @@ TEST(Loader, GroupsHoldTransfersOnly) {
                         "(only send, recv, send_weights and fetch_weights can)");
 }
 
-TEST(Loader, StageGraphMustBeTheChain) {
+TEST(Loader, StageGraphEdges) {
   json d = program("gpipe-2.json");
-  d["stage_graph"] = {{0, 1}};
-  EXPECT_EQ(errorOf(d), "");
   d["stage_graph"] = {{1, 0}};
-  EXPECT_EQ(errorOf(d), "t.json: stage_graph[0]: pipeline-run supports only chain stage "
-                        "graphs (0 -> 1 -> ... -> S-1); edge [1, 0] is not part of the chain");
+  EXPECT_EQ(errorOf(d), "t.json: stage_graph[0]: edge [1, 0] must go from a lower to a "
+                        "higher stage (src < dst)");
+  d["stage_graph"] = {{0, 1}, {0, 1}};
+  EXPECT_EQ(errorOf(d), "t.json: stage_graph[1]: edge [0, 1] is listed twice (first at "
+                        "stage_graph[0])");
+  d["stage_graph"] = {{0, 2}};
+  EXPECT_EQ(errorOf(d), "t.json: stage_graph[0][1]: 2 is out of range [0, 2)");
+  d["stage_graph"] = {{0, 1, 2}};
+  EXPECT_EQ(errorOf(d), "t.json: stage_graph[0]: expected an edge [src, dst], got array "
+                        "[0,1,2]");
+}
+
+// An empty stage graph means independent stages, never the chain: a chain
+// program under `[]` reads what its graph does not give.
+TEST(Loader, EmptyStageGraphIsNotTheChain) {
+  json d = program("gpipe-2.json");
+  d["stage_graph"] = json::array();
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[4].reads: backward (s=0, b=0) reads [5], "
+                        "expected [0] (its own output, from which the loss gradient is "
+                        "computed, on microbatch 0)");
+  Program p = parseProgram(program("independent-2.json").dump(), "t.json", 2);
+  EXPECT_TRUE(p.graph.edges().empty());
+  EXPECT_EQ(p.graph.sinks(), 2);
+}
+
+// Compute ops list exactly the tensors of their roles in the stage graph.
+TEST(Loader, ComputeReadsAndWritesFollowTheGraph) {
+  json d = program("dag-encoders-gpipe.json");
+  size_t fwd = indexOf(d, 2, "forward", 2, 0);
+  d["ranks"][2]["ops"][fwd]["reads"] = {4};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[2].ops[" + std::to_string(fwd) +
+                            "].reads: forward (s=2, b=0) reads [4], expected [0, 8] (the "
+                            "outputs of stages 0, 1 on microbatch 0)");
+  d = program("dag-encoders-gpipe.json");
+  d["ranks"][2]["ops"][fwd]["reads"] = {8, 0};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[2].ops[" + std::to_string(fwd) +
+                            "].reads: forward (s=2, b=0) reads [8, 0], expected [0, 8] (the "
+                            "outputs of stages 0, 1 on microbatch 0)");
+  d = program("dag-encoders-gpipe.json");
+  d["ranks"][2]["ops"][fwd]["writes"] = json::array();
+  EXPECT_EQ(errorOf(d), "t.json: ranks[2].ops[" + std::to_string(fwd) +
+                            "].writes: forward (s=2, b=0) writes [], expected [16] (its "
+                            "output)");
+  d = program("dag-encoders-gpipe.json");
+  size_t bwd = indexOf(d, 2, "backward", 2, 0);
+  d["ranks"][2]["ops"][bwd]["reads"] = {16, 0};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[2].ops[" + std::to_string(bwd) +
+                            "].reads: backward (s=2, b=0) reads [16, 0], expected [16, 0, 8] "
+                            "(its own output, from which the loss gradient is computed, "
+                            "then the outputs of stages 0, 1, on microbatch 0)");
+  d = program("dag-encoders-gpipe.json");
+  size_t leg = indexOf(d, 0, "backward", 0, 0);
+  d["ranks"][0]["ops"][leg]["writes"] = {1};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[" + std::to_string(leg) +
+                            "].writes: backward (s=0, b=0) writes [1], expected [] (stage 0 "
+                            "has no predecessor: there is no input gradient to write)");
+  // A fan-out stage's backward reads its successors' input gradients.
+  d = program("dag-skip-gpipe.json");
+  size_t fan = indexOf(d, 1, "backward", 1, 2);
+  d["ranks"][1]["ops"][fan]["reads"] = {21, 10};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[" + std::to_string(fan) +
+                            "].reads: backward (s=1, b=2) reads [21, 10], expected [21, 37, "
+                            "4] (the input gradients of stages 2, 4, then the output of "
+                            "stage 0, on microbatch 2)");
+}
+
+TEST(Loader, TensorIds) {
+  json d = program("gpipe-2.json");
+  d["ranks"][0]["ops"][0]["writes"] = {8};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0].writes[0]: 8 is out of range [0, 8)");
+  d = program("gpipe-2.json");
+  d["ranks"][0]["ops"][1]["reads"] = {0, 2};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[1].reads: lists 2 tensors; a send or receive "
+                        "moves exactly one");
+  d = program("gpipe-2.json");
+  d["ranks"][1]["ops"][0]["writes"] = json::array();
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[0].writes: lists 0 tensors; a send or receive "
+                        "moves exactly one");
 }
 
 TEST(Loader, BackwardWeightNeedsSplit) {
   json d = program("zb-2.json");
   d["split_backward"] = false;
-  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[8]: backward_weight needs \"split_backward\": true");
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[5]: backward_weight needs \"split_backward\": "
+                        "true");
+}
+
+// stages x microbatches is bounded by the compute ops in the file before
+// anything of that size is allocated.
+TEST(Loader, HugeShapeRefusedAtOnce) {
+  json d = program("gpipe-2.json");
+  d["stages"] = 2147483646;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(errorOf(d), "t.json: 2147483646 stages x 2 microbatches make 4294967292 jobs "
+                        "per direction, but the file has 8 compute ops (every forward and "
+                        "backward runs exactly once)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(Loader, Files) {
+  try {
+    loadProgram(PIPESCHED_TEST_PROGRAMS, 2);
+    FAIL();
+  } catch (const ProgramError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              std::string(PIPESCHED_TEST_PROGRAMS) + ": is a directory, not a program file");
+  }
+  try {
+    loadProgram(programPath("missing.json"), 2);
+    FAIL();
+  } catch (const ProgramError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              programPath("missing.json") + ": cannot open: No such file or directory");
+  }
+  EXPECT_EQ(loadProgram(programPath("gpipe-2.json"), 2).stages, 2);
 }
 
 TEST(Validator, SendAndReceiveMustMatch) {
@@ -151,23 +329,39 @@ TEST(Validator, SendAndReceiveMustMatch) {
   EXPECT_EQ(errorOf(d),
             "t.json: ranks[0].ops[1]: send act (s=0, b=0) to rank 1 (tag 0, 4096 bytes) "
             "does not match the 1st receive from rank 0 on rank 1, ranks[1].ops[0]: "
-            "recv act (s=0, b=0) from rank 0 (tag 7, 4096 bytes)");
+            "recv act (s=0, b=0) from rank 0 (tag 7, 4096 bytes) (the tags differ)");
   d = program("gpipe-2.json");
   d["ranks"][1]["ops"][2]["bytes"] = 1;
   EXPECT_EQ(errorOf(d),
             "t.json: ranks[0].ops[3].ops[0]: send act (s=0, b=1) to rank 1 (tag 1, 4096 "
             "bytes) does not match the 2nd receive from rank 0 on rank 1, ranks[1].ops[2]: "
-            "recv act (s=0, b=1) from rank 0 (tag 1, 1 bytes)");
+            "recv act (s=0, b=1) from rank 0 (tag 1, 1 bytes) (the sizes differ)");
 }
 
 TEST(Validator, UnmatchedSend) {
   json d = program("gpipe-2.json");
-  d["ranks"][0]["ops"].push_back({{"op", "send"}, {"kind", "act"}, {"stage", 0},
-                                  {"microbatch", 0}, {"peer", 1}, {"tag", 99},
-                                  {"bytes", 4096}});
+  d["ranks"][0]["ops"].push_back(
+      {{"op", "send"}, {"reads", {0}}, {"peer", 1}, {"tag", 99}, {"bytes", 4096}});
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[8]: send act (s=0, b=0) to rank 1 has no "
-                        "matching receive: rank 0 sends 3 messages to rank 1, which "
-                        "receives 2");
+                        "matching receive: rank 1 ends without posting it (rank 0 sends 3 "
+                        "messages to rank 1, which receives 2)");
+}
+
+// Every message matches, yet each rank first waits for the other.
+TEST(Validator, Deadlock) {
+  EXPECT_EQ(errorOf(program("deadlock-2.json")),
+            "t.json: the rank programs deadlock: rank 0 waits in ranks[0].ops[0] "
+            "(fetch_weights (s=1) from rank 1) for rank 1, rank 1 waits in ranks[1].ops[0] "
+            "(fetch_weights (s=0) from rank 0) for rank 0 (a cycle)");
+  // Rank 0 waits for a gradient before sending the activation it needs.
+  json d = program("gpipe-2.json");
+  json group = d["ranks"][0]["ops"][3]["ops"];
+  d["ranks"][0]["ops"][3] = group[1];
+  d["ranks"][0]["ops"].insert(d["ranks"][0]["ops"].begin() + 4, group[0]);
+  EXPECT_EQ(errorOf(d), "t.json: the rank programs deadlock: rank 0 waits in "
+                        "ranks[0].ops[3] (recv grad (s=1, b=0) from rank 1) for rank 1, rank "
+                        "1 waits in ranks[1].ops[2] (recv act (s=0, b=1) from rank 0) for "
+                        "rank 0 (a cycle)");
 }
 
 TEST(Validator, DuplicateTag) {
@@ -179,21 +373,38 @@ TEST(Validator, DuplicateTag) {
                         "a step)");
 }
 
+TEST(Validator, TagFitsTheTransport) {
+  Program p = parseProgram(program("gpipe-2.json").dump(), "t.json", 2);
+  try {
+    validate(p, ValidateOptions{2});
+    FAIL();
+  } catch (const ProgramError &e) {
+    EXPECT_EQ(std::string(e.what()), "t.json: ranks[1].ops[7]: tag 3 exceeds the "
+                                     "transport's largest tag 2");
+  }
+}
+
 TEST(Validator, DataMustBeThere) {
   json d = program("gpipe-2.json");
   d["ranks"][1]["ops"].erase(0); // the first receive
   EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[0]: forward (s=1, b=0) needs act (s=0, b=0), "
                         "which no earlier op of rank 1 computes or receives");
+  // A group's receives land after the group: a send in it cannot pass one on.
+  d = program("gpipe-2.json");
+  d["ranks"][0]["ops"][3]["ops"][0]["reads"] = {5};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[3].ops[0]: send grad (s=1, b=0) to rank 1 "
+                        "needs grad (s=1, b=0), which no earlier op of rank 0 computes or "
+                        "receives");
 }
 
 TEST(Validator, WeightsMustBeThere) {
   json d = program("fsdp-2.json");
-  d["ranks"][0]["ops"].erase(1); // the group that fetches stage 1
+  d["ranks"][0]["ops"].erase(0); // the group that fetches stage 1
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[1]: forward (s=1, b=0) needs stage 1's "
                         "weights, which rank 0 neither owns nor fetched");
   d = program("fsdp-2.json");
-  d["ranks"][0]["ops"][4] = {{"op", "release_weights"}, {"stage", 0}};
-  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[4]: releases stage 0's weights, which rank 0 "
+  d["ranks"][0]["ops"][5]["stage"] = 0;
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[5]: releases stage 0's weights, which rank 0 "
                         "has not fetched");
 }
 
@@ -202,26 +413,51 @@ TEST(Validator, EveryJobOnce) {
   d["ranks"][0]["ops"].erase(6); // backward (s=0, b=1)
   EXPECT_EQ(errorOf(d), "t.json: backward (s=0, b=1) runs on no rank");
   d = program("ddp-2.json");
-  d["ranks"][1]["ops"][0]["microbatch"] = 0;
+  d["ranks"][1]["ops"][0]["microbatch"] = 0; // forward (s=0, b=1) becomes b=0
+  d["ranks"][1]["ops"][0]["writes"] = {0};
   EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[0]: forward (s=0, b=0) runs twice (first at "
                         "ranks[0].ops[0])");
 }
 
 TEST(Validator, CollectivesAgree) {
   json d = program("ddp-2.json");
-  d["ranks"][1]["ops"][8]["group"] = {0};
-  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[8].group: [0] does not contain the calling "
+  d["ranks"][1]["ops"][7]["members"] = {0};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[7].members: [0] does not contain the calling "
                         "rank 1");
+  // Rank 1 reduces stage 0 first, rank 0 stage 1.
   d = program("ddp-2.json");
-  std::swap(d["ranks"][1]["ops"][8], d["ranks"][1]["ops"][9]);
+  json ops = d["ranks"][1]["ops"];
+  d["ranks"][1]["ops"] = {ops[0], ops[1], ops[2], ops[3], ops[4], ops[5], ops[6],
+                          ops[9], ops[10], ops[11], ops[7], ops[8]};
   EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[8]: allreduce_grad (s=0) over [0, 1] does not "
-                        "match rank 0's 1st collective on this group, ranks[0].ops[8]: "
-                        "allreduce_grad (s=1) over [0, 1]");
+                        "match rank 0's 1st collective on these members, ranks[0].ops[7]: "
+                        "allreduce_grad (s=1) over [0, 1] (the stages differ)");
   d = program("ddp-2.json");
-  d["ranks"][1]["ops"].erase(9);
-  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[9]: allreduce_grad (s=0) over [0, 1] has no "
-                        "counterpart on rank 1 (rank 0 calls 2 collectives on [0, 1], rank 1 "
-                        "calls 1)");
+  d["ranks"][1]["ops"][7]["bytes"] = 1;
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[7]: allreduce_grad (s=1) over [0, 1] does not "
+                        "match rank 0's 1st collective on these members, ranks[0].ops[7]: "
+                        "allreduce_grad (s=1) over [0, 1] (the sizes differ)");
+  d = program("ddp-2.json");
+  d["ranks"][1]["ops"][10]["op"] = "reduce_grad";
+  d["ranks"][1]["ops"][10]["root"] = 1;
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[10]: reduce_grad (s=0) onto rank 1 over [0, 1] "
+                        "does not match rank 0's 2nd collective on these members, "
+                        "ranks[0].ops[10]: allreduce_grad (s=0) over [0, 1] (the kinds "
+                        "differ)");
+  // A weight gradient added after the collective that summed the stage's.
+  d = program("ddp-2.json");
+  std::swap(d["ranks"][1]["ops"][9], d["ranks"][1]["ops"][10]);
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[10]: backward (s=0, b=3) adds to stage 0's "
+                        "weight gradient after rank 1's last collective on it "
+                        "(ranks[1].ops[9]): its contribution would be lost");
+}
+
+TEST(Validator, CollectiveWithoutCounterpart) {
+  json d = program("ddp-2.json");
+  d["ranks"][1]["ops"][10] = {{"op", "allreduce_grad"}, {"stage", 0}, {"members", {1}},
+                              {"bytes", 65536}};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[10]: allreduce_grad (s=0) over [0, 1] has no "
+                        "counterpart: rank 1 ends without calling it");
 }
 
 TEST(Validator, OwnersOnly) {
@@ -236,6 +472,44 @@ TEST(Validator, OwnersOnly) {
   d = program("gpipe-2.json");
   d["ranks"][1]["owns"] = json::array();
   EXPECT_EQ(errorOf(d), "t.json: ranks: stage 1 has no owner (no ranks[i].owns lists it)");
+}
+
+// Every owner applies its optimizer exactly once, after all the gradient it
+// should apply (../shared/bad-inputs: no-optstep, optstep-early, optstep-twice).
+TEST(Validator, OptimizerSteps) {
+  EXPECT_EQ(errorOf(program("invalid/no-optstep.json")),
+            "t.json: ranks[0]: rank 0 owns stage 0 but runs no optimizer_step (s=0): every "
+            "owner applies the stage's gradient once per step");
+  EXPECT_EQ(errorOf(program("invalid/optstep-early.json")),
+            "t.json: ranks[0].ops[0]: optimizer_step (s=0) comes before backward (s=0, b=0) "
+            "at ranks[0].ops[5], whose weight gradient it would miss");
+  EXPECT_EQ(errorOf(program("invalid/optstep-twice.json")),
+            "t.json: ranks[0].ops[8]: optimizer_step (s=0) runs twice on rank 0 (first at "
+            "ranks[0].ops[7])");
+  // Before the collective that sums the gradient.
+  json d = program("ddp-2.json");
+  std::swap(d["ranks"][0]["ops"][7], d["ranks"][0]["ops"][8]);
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[7]: optimizer_step (s=1) comes before "
+                        "allreduce_grad (s=1) over [0, 1] at ranks[0].ops[8], whose summed "
+                        "gradient it would miss");
+  // With the split backward, backward_weight carries the weight gradient.
+  d = program("zb-2.json");
+  json step = d["ranks"][0]["ops"].back();
+  ASSERT_EQ(step["op"], "optimizer_step");
+  d["ranks"][0]["ops"].erase(d["ranks"][0]["ops"].size() - 1);
+  size_t last = indexOf(d, 0, "backward_weight", 0, 3);
+  d["ranks"][0]["ops"].insert(d["ranks"][0]["ops"].begin() + long(last), step);
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[" + std::to_string(last) +
+                            "]: optimizer_step (s=0) comes before backward_weight (s=0, b=3) "
+                            "at ranks[0].ops[" + std::to_string(last + 1) +
+                            "], whose weight gradient it would miss");
+  // A non-owner's weight gradient must be reduced onto an owner.
+  d = program("fsdp-2.json");
+  d["ranks"][0]["ops"].erase(6); // rank 0's reduce_grad of stage 1
+  d["ranks"][1]["ops"].erase(6); // and rank 1's
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[4]: backward (s=1, b=0) computes stage 1's "
+                        "weight gradient on rank 0, which neither owns stage 1 nor reduces "
+                        "its gradient in a collective: its contribution would be lost");
 }
 
 } // namespace

@@ -2,12 +2,15 @@
 #include "liveness.h"
 #include "loader.h"
 #include "options.h"
+#include "poll_backoff.h"
 #include "reference.h"
 #include "tensor_store.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -25,6 +28,8 @@ DataSpec data(LossKind loss = LossKind::Mse) {
   return d;
 }
 
+StageGraph chain(const Model &m) { return StageGraph::chain(m.shape().stages); }
+
 OptimizerConfig adam() {
   OptimizerConfig o;
   o.kind = OptimizerKind::Adam;
@@ -35,8 +40,8 @@ OptimizerConfig adam() {
 TEST(Reference, IsDeterministic) {
   ModelShape shape{3, 16, 2, 3};
   Model m1(shape), m2(shape);
-  ReferenceResult a = runReference(m1, data(), OptimizerConfig{}, 3);
-  ReferenceResult b = runReference(m2, data(), OptimizerConfig{}, 3);
+  ReferenceResult a = runReference(m1, chain(m1), data(), OptimizerConfig{}, 3);
+  ReferenceResult b = runReference(m2, chain(m2), data(), OptimizerConfig{}, 3);
   EXPECT_EQ(a.losses, b.losses);
   EXPECT_EQ(a.params, b.params);
   ASSERT_EQ(a.params.size(), 3u);
@@ -46,14 +51,14 @@ TEST(Reference, IsDeterministic) {
 TEST(Reference, SeedsAndStepsMatter) {
   ModelShape shape{2, 16, 1, 3};
   Model m(shape);
-  ReferenceResult a = runReference(m, data(), OptimizerConfig{}, 2);
+  ReferenceResult a = runReference(m, chain(m), data(), OptimizerConfig{}, 2);
   EXPECT_NE(a.losses[0], a.losses[1]);
   ModelShape other = shape;
   other.seed = 4;
   Model m2(other);
   DataSpec d = data();
   d.seed = 4;
-  EXPECT_NE(runReference(m2, d, OptimizerConfig{}, 2).losses, a.losses);
+  EXPECT_NE(runReference(m2, chain(m2), d, OptimizerConfig{}, 2).losses, a.losses);
 }
 
 TEST(Reference, TrainingFitsOneBatch) {
@@ -63,7 +68,7 @@ TEST(Reference, TrainingFitsOneBatch) {
   Model m(shape);
   DataSpec d = data(LossKind::CrossEntropy);
   d.microbatches = 1;
-  ReferenceResult r0 = runReference(m, d, OptimizerConfig{}, 1);
+  ReferenceResult r0 = runReference(m, chain(m), d, OptimizerConfig{}, 1);
   std::vector<float> x(size_t(d.rows * d.hidden)), h(x.size()), y(x.size());
   auto lossWith = [&](const std::vector<std::vector<float>> &p) {
     makeInput(d, 0, 0, x.data());
@@ -77,7 +82,7 @@ TEST(Reference, TrainingFitsOneBatch) {
 TEST(Reference, AdamAndCrossEntropyStayFinite) {
   ModelShape shape{2, 16, 2, 9};
   Model m(shape);
-  ReferenceResult r = runReference(m, data(LossKind::CrossEntropy), adam(), 4);
+  ReferenceResult r = runReference(m, chain(m), data(LossKind::CrossEntropy), adam(), 4);
   for (double l : r.losses)
     EXPECT_TRUE(std::isfinite(l));
   EXPECT_NEAR(r.losses[0], std::log(16.0), 0.5); // ~uniform prediction at start
@@ -93,8 +98,8 @@ TEST(ModelLibrary, TrainsLikeTheBuiltIn) {
     OptimizerConfig o = kind == OptimizerKind::Sgd ? OptimizerConfig{} : adam();
     DataSpec d = data();
     d.rows = 13; // the built-in's blocks of 8 rows and the remainder
-    ReferenceResult a = runReference(builtin, d, o, 3);
-    ReferenceResult b = runReference(plugin, d, o, 3);
+    ReferenceResult a = runReference(builtin, chain(builtin), d, o, 3);
+    ReferenceResult b = runReference(plugin, chain(plugin), d, o, 3);
     EXPECT_EQ(a.losses, b.losses);
     EXPECT_EQ(a.params, b.params);
   }
@@ -127,23 +132,22 @@ TEST(TensorStore, CountsBytes) {
 
 // Every tensor a rank touches is freed once, after its last use.
 TEST(Liveness, FreesAfterLastUse) {
-  Program p = loadProgram(std::string(PIPESCHED_TEST_PROGRAMS) + "/1f1b-4.json", 4);
-  for (int r = 0; r < p.workers; ++r) {
-    FreePlan plan = planFrees(p, r);
-    const RankProgram &rp = p.ranks[r];
-    std::map<uint64_t, size_t> last;
-    for (size_t i = 0; i < rp.ops.size(); ++i) {
-      auto use = [&](uint64_t k) { last[k] = i; };
-      forEachRead(p, rp, rp.ops[i], use);
-      forEachWrite(p, rp, rp.ops[i], use);
+  for (const char *name : {"1f1b-4.json", "dag-skip-1f1b.json", "fsdp-2.json"}) {
+    Program p = loadProgram(std::string(PIPESCHED_TEST_PROGRAMS) + "/" + name, -1);
+    for (int r = 0; r < p.workers; ++r) {
+      FreePlan plan = planFrees(p, r);
+      const RankProgram &rp = p.ranks[r];
+      std::map<int64_t, size_t> last;
+      for (size_t i = 0; i < rp.ops.size(); ++i)
+        forEachTensor(rp, rp.ops[i], [&](int64_t id) { last[id] = i; });
+      std::set<int64_t> freed;
+      for (size_t i = 0; i < rp.ops.size(); ++i)
+        for (uint32_t k = plan.offsets[i]; k < plan.offsets[i + 1]; ++k) {
+          EXPECT_TRUE(freed.insert(plan.ids[k]).second);
+          EXPECT_EQ(last.at(plan.ids[k]), i) << describeTensor(plan.ids[k], p.microbatches);
+        }
+      EXPECT_EQ(freed.size(), last.size()) << name;
     }
-    std::set<uint64_t> freed;
-    for (size_t i = 0; i < rp.ops.size(); ++i)
-      for (uint32_t k = plan.offsets[i]; k < plan.offsets[i + 1]; ++k) {
-        EXPECT_TRUE(freed.insert(plan.keys[k]).second);
-        EXPECT_EQ(last.at(plan.keys[k]), i) << describeKey(plan.keys[k]);
-      }
-    EXPECT_EQ(freed.size(), last.size());
   }
 }
 
@@ -175,6 +179,20 @@ TEST(Options, Parses) {
   EXPECT_EQ(error({"p.json", "--backend", "cuda"}), "(accepted)");
   EXPECT_EQ(error({"p.json", "--backend=cuda", "--model-lib", "m.so"}),
             "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)");
+  EXPECT_EQ(error({"p.json", "--timeout", "inf"}), "(accepted)");
+  EXPECT_EQ(error({"p.json", "--timeout", "nan"}),
+            "option --timeout expects a number >= 0.001000, got 'nan'");
+}
+
+// A huge --timeout means no deadline, not an overflow that expires at once.
+TEST(Options, DeadlinesSaturate) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  EXPECT_EQ(deadlineAfter(now, std::numeric_limits<double>::infinity()),
+            Clock::time_point::max());
+  EXPECT_EQ(deadlineAfter(now, 1e19), Clock::time_point::max());
+  EXPECT_GT(deadlineAfter(now, 1e9), now + std::chrono::hours(24 * 365 * 30));
+  EXPECT_EQ(deadlineAfter(now, 2.0), now + std::chrono::seconds(2));
 }
 
 } // namespace

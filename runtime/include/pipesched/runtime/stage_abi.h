@@ -57,7 +57,7 @@ extern "C" {
 typedef struct pipesched_stage_config {
   uint32_t abi_version; /* PIPESCHED_STAGE_ABI_VERSION */
   int32_t stage;        /* this stage, in [0, num_stages) */
-  int32_t num_stages;   /* stages of the chain */
+  int32_t num_stages;   /* stages of the program (of its stage graph) */
   int64_t hidden;       /* width of every boundary tensor (--hidden) */
   int64_t layers;       /* --layers-per-stage */
   uint64_t seed;        /* --seed: for init() */

@@ -1,0 +1,5 @@
+// A 6-stage chain with a skip connection from stage 1 to stage 4: LPP, 2 rings of 2.
+sched.step stages = 6, microbatches = 4, workers = 4
+    graph <0 -> 1, 1 -> 2, 2 -> 3, 3 -> 4, 4 -> 5, 1 -> 4>
+    strategy #sched.lpp<groups = 2, ring = 2> cost <fwd = 1, bwd = 2, act = 4096, weights = 65536> {
+}
