@@ -54,9 +54,10 @@ CostAttr StepOp::getCostOrDefault() {
   return CostAttr::getDefault(getContext());
 }
 
-void StepOp::getStagePreds(int64_t s, SmallVectorImpl<int64_t> &preds) {
+void pipesched::sched::stagePreds(StageGraphAttr graph, int64_t numStages,
+                                  int64_t s, SmallVectorImpl<int64_t> &preds) {
   preds.clear();
-  if (StageGraphAttr graph = getStageGraphAttr()) {
+  if (graph) {
     for (auto [src, dst] : llvm::zip(graph.getSources(), graph.getTargets()))
       if (dst == s)
         preds.push_back(src);
@@ -65,15 +66,58 @@ void StepOp::getStagePreds(int64_t s, SmallVectorImpl<int64_t> &preds) {
   }
 }
 
-void StepOp::getStageSuccs(int64_t s, SmallVectorImpl<int64_t> &succs) {
+void pipesched::sched::stageSuccs(StageGraphAttr graph, int64_t numStages,
+                                  int64_t s, SmallVectorImpl<int64_t> &succs) {
   succs.clear();
-  if (StageGraphAttr graph = getStageGraphAttr()) {
+  if (graph) {
     for (auto [src, dst] : llvm::zip(graph.getSources(), graph.getTargets()))
       if (src == s)
         succs.push_back(dst);
-  } else if (s + 1 < getStages()) {
+  } else if (s + 1 < numStages) {
     succs.push_back(s + 1);
   }
+}
+
+void StepOp::getStagePreds(int64_t s, SmallVectorImpl<int64_t> &preds) {
+  stagePreds(getStageGraphAttr(), getStages(), s, preds);
+}
+
+void StepOp::getStageSuccs(int64_t s, SmallVectorImpl<int64_t> &succs) {
+  stageSuccs(getStageGraphAttr(), getStages(), s, succs);
+}
+
+StepShape pipesched::sched::getEnclosingShape(Operation *op) {
+  for (Operation *parent = op; parent; parent = parent->getParentOp()) {
+    if (auto step = dyn_cast<StepOp>(parent))
+      return {step.getStages(), step.getMicrobatches(), step.getWorkers(),
+              step.getCostOrDefault()};
+    if (auto program = dyn_cast<ProgramOp>(parent))
+      return {program.getStages(), program.getMicrobatches(),
+              program.getWorkers(), program.getCost()};
+  }
+  return {};
+}
+
+FailureOr<ProgramOp> pipesched::sched::getSingleProgram(Operation *op) {
+  SmallVector<ProgramOp> programs;
+  StepOp step;
+  op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+    if (auto program = dyn_cast<ProgramOp>(nested))
+      programs.push_back(program);
+    else if (auto s = dyn_cast<StepOp>(nested))
+      step = s;
+    return isa<ProgramOp, StepOp>(nested) ? WalkResult::skip()
+                                          : WalkResult::advance();
+  });
+  if (programs.empty() && step)
+    return step.emitOpError(
+        "has no rank programs to write: lower it first with "
+        "`pipeline-opt --pipeline-lower` (or compile the spec in one command "
+        "with `pipeline-compile`)");
+  if (programs.size() != 1)
+    return op->emitError() << "expected exactly one sched.program to export, got "
+                           << programs.size();
+  return programs.front();
 }
 
 Block &StepOp::getOrCreateBody() {
@@ -130,23 +174,22 @@ static LogicalResult verifyWorkerOrder(
   return success();
 }
 
-/// Checks a lowered step: one `sched.rank` per worker, in order.
-static LogicalResult verifyRanks(StepOp step) {
+/// Checks a program: one `sched.rank` per worker, in order.
+static LogicalResult verifyRanks(ProgramOp program) {
   int64_t expected = 0;
-  for (Operation &op : step.getBody().front()) {
+  for (Operation &op : program.getBody().front()) {
     auto rank = dyn_cast<RankOp>(op);
     if (!rank)
-      return op.emitOpError(
-          "cannot sit beside rank programs in a lowered step");
+      return op.emitOpError("cannot sit beside rank programs in a program");
     if (rank.getRank() != expected)
       return rank.emitOpError()
              << "is rank " << rank.getRank() << ", expected rank " << expected
              << " (one rank per worker, in order)";
     ++expected;
   }
-  if (expected != step.getWorkers())
-    return step.emitOpError() << "has " << expected << " rank programs for "
-                              << step.getWorkers() << " workers";
+  if (expected != program.getWorkers())
+    return program.emitOpError() << "has " << expected << " rank programs for "
+                                 << program.getWorkers() << " workers";
   return success();
 }
 
@@ -191,30 +234,18 @@ LogicalResult StepOp::verifyRegions() {
   if (isSpec())
     return success();
 
-  bool lowered = isa<RankOp>(getBody().front().front());
-  if (lowered && failed(verifyRanks(*this)))
-    return failure();
-
-  // Position of every job, by dense job index (in a lowered step, across
-  // all rank programs). Job verifiers have already checked ranges and edges;
-  // this checks the graph as a whole.
+  // Position of every job, by dense job index. Job verifiers have already
+  // checked ranges and edges; this checks the graph as a whole.
   llvm::DenseMap<int64_t, std::pair<unsigned, Operation *>> position;
   position.reserve(getBody().front().getOperations().size());
   // (worker, position) of every ordered op: a worker runs one op per slot.
   llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> slots;
   unsigned index = 0;
-  SmallVector<Operation *> ops;
-  if (lowered)
-    walk([&](JobOpInterface job) { ops.push_back(job); });
-  else
-    for (Operation &op : getBody().front())
-      ops.push_back(&op);
-  for (Operation *opPtr : ops) {
-    Operation &op = *opPtr;
+  for (Operation &op : getBody().front()) {
     auto program = dyn_cast<ProgramOpInterface>(op);
     if (!program)
       return op.emitOpError("is not a job and cannot appear in a step");
-    if (!lowered && failed(verifyWorkerOrder(program, slots)))
+    if (failed(verifyWorkerOrder(program, slots)))
       return failure();
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
@@ -232,7 +263,7 @@ LogicalResult StepOp::verifyRegions() {
 
   for (auto &[key, entry] : position) {
     auto job = cast<JobOpInterface>(entry.second);
-    if (lowered || job.getDirection() != Direction::Backward)
+    if (job.getDirection() != Direction::Backward)
       continue;
     auto fwd = position.find(key - 1);
     if (fwd != position.end() && fwd->second.first > entry.first) {
@@ -264,23 +295,22 @@ LogicalResult StepOp::verifyRegions() {
 
 /// Checks the fields every job shares: ranges against the enclosing step.
 static LogicalResult verifyJobCommon(JobOpInterface job) {
-  auto step = job->getParentOfType<StepOp>();
-  if (job.getStageIndex() >= step.getStages())
+  StepShape step = getEnclosingShape(job);
+  if (job.getStageIndex() >= step.stages)
     return job->emitOpError() << "stage " << job.getStageIndex()
-                              << " is out of range [0, " << step.getStages()
-                              << ")";
-  if (job.getMicrobatchIndex() >= step.getMicrobatches())
+                              << " is out of range [0, " << step.stages << ")";
+  if (job.getMicrobatchIndex() >= step.microbatches)
     return job->emitOpError()
            << "microbatch " << job.getMicrobatchIndex()
-           << " is out of range [0, " << step.getMicrobatches() << ")";
+           << " is out of range [0, " << step.microbatches << ")";
   for (auto [name, worker] :
        {std::pair<StringRef, std::optional<int64_t>>{"compute",
                                                      job.getComputeWorker()},
         {"weights", job.getWeightsWorker()}})
-    if (worker && *worker >= step.getWorkers())
+    if (worker && *worker >= step.workers)
       return job->emitOpError()
              << describeJob(job) << " has " << name << " worker " << *worker
-             << " outside [0, " << step.getWorkers() << ")";
+             << " outside [0, " << step.workers << ")";
   return success();
 }
 
@@ -335,8 +365,13 @@ LogicalResult ForwardOp::verify() {
   auto job = cast<JobOpInterface>(getOperation());
   if (failed(verifyJobCommon(job)))
     return failure();
+  // In a rank program the producers live on other ranks: the deadlock
+  // verifier and the program's job count check the program instead.
+  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
+  if (!step)
+    return success();
   SmallVector<int64_t> preds;
-  getOperation()->getParentOfType<StepOp>().getStagePreds(getStage(), preds);
+  step.getStagePreds(getStage(), preds);
   return verifyEdges(job, getInputs(), "activation", preds, getMicrobatch(),
                      Direction::Forward);
 }
@@ -348,7 +383,9 @@ LogicalResult BackwardOp::verify() {
   if (failed(verifyJobCommon(job)))
     return failure();
   int64_t s = getStage(), b = getMicrobatch();
-  auto step = getOperation()->getParentOfType<StepOp>();
+  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
+  if (!step)
+    return success();
   // A stage that feeds no other computes the loss from its own output.
   SmallVector<int64_t> stages;
   step.getStageSuccs(s, stages);
@@ -371,8 +408,7 @@ LogicalResult BackwardWeightOp::verify() {
   auto job = cast<JobOpInterface>(getOperation());
   if (failed(verifyJobCommon(job)))
     return failure();
-  if (!getOperation()->getParentOfType<StepOp>().getCostOrDefault()
-           .isSplitBackward())
+  if (!getEnclosingShape(getOperation()).cost.isSplitBackward())
     return emitOpError() << describeJob(job)
                          << " needs a split backward: give the step's cost a "
                             "'bwd_w' duration";
@@ -400,7 +436,7 @@ static int64_t rankOf(Operation *op) {
 static LogicalResult verifyWorkers(Operation *op,
                                    ArrayRef<std::pair<StringRef, int64_t>>
                                        workers) {
-  int64_t numWorkers = op->getParentOfType<StepOp>().getWorkers();
+  int64_t numWorkers = getEnclosingShape(op).workers;
   for (auto [role, worker] : workers)
     if (worker >= numWorkers)
       return op->emitOpError() << role << " " << worker << " is outside [0, "
@@ -409,10 +445,10 @@ static LogicalResult verifyWorkers(Operation *op,
 }
 
 static LogicalResult verifyStage(Operation *op, int64_t stage) {
-  auto step = op->getParentOfType<StepOp>();
-  if (stage >= step.getStages())
+  int64_t stages = getEnclosingShape(op).stages;
+  if (stage >= stages)
     return op->emitOpError() << "stage " << stage << " is out of range [0, "
-                             << step.getStages() << ")";
+                             << stages << ")";
   return success();
 }
 
@@ -485,7 +521,7 @@ LogicalResult GroupOp::verify() {
 }
 
 LogicalResult RankOp::verify() {
-  auto step = getOperation()->getParentOfType<StepOp>();
+  auto step = cast<ProgramOp>(getOperation()->getParentOp());
   if (getRank() >= step.getWorkers())
     return emitOpError() << "rank " << getRank() << " is outside [0, "
                          << step.getWorkers() << ")";
@@ -497,5 +533,38 @@ LogicalResult RankOp::verify() {
     if (i && owns[i] <= owns[i - 1])
       return emitOpError("owned stages must be sorted and distinct");
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProgramOp::verifyRegions() {
+  int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
+  int64_t perPair = getCost().isSplitBackward() ? 3 : 2, numJobs = 0;
+  if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
+      llvm::MulOverflow(numJobs, perPair, numJobs))
+    return emitOpError("stages * microbatches is too large");
+  if (failed(verifyRanks(*this)))
+    return failure();
+  // Every job runs exactly once across the ranks.
+  llvm::DenseMap<int64_t, Operation *> seen;
+  WalkResult result = walk([&](JobOpInterface job) {
+    int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
+                           job.getMicrobatchIndex(), job.getDirection());
+    auto [it, inserted] = seen.try_emplace(key, job);
+    if (inserted)
+      return WalkResult::advance();
+    InFlightDiagnostic diag = job->emitOpError()
+                              << describeJob(job) << " is defined twice";
+    diag.attachNote(it->second->getLoc()) << "first defined here";
+    return WalkResult::interrupt();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  if (!getPartial() && static_cast<int64_t>(seen.size()) != numJobs)
+    return emitOpError() << "runs " << seen.size() << " of the step's "
+                         << numJobs << " jobs";
   return success();
 }

@@ -92,10 +92,6 @@ def Sched_StepOp : Sched_Op<"step", [
     CostAttr getCostOrDefault();
     /// Whether the body is still a spec (no jobs yet).
     bool isSpec() { return getBody().empty() || getBody().front().empty(); }
-    /// Whether the step was split into rank programs.
-    bool isLowered() {
-      return !isSpec() && ::mlir::isa<RankOp>(getBody().front().front());
-    }
     /// The body block, created if the region is empty.
     ::mlir::Block &getOrCreateBody();
   }];
@@ -107,7 +103,7 @@ def Sched_StepOp : Sched_Op<"step", [
 
 class Sched_JobOp<string mnemonic, list<Trait> traits = []>
     : Sched_Op<mnemonic, !listconcat(traits, [
-        ParentOneOf<["StepOp", "RankOp"]>,
+            ParentOneOf<["StepOp", "RankOp"]>,
         DeclareOpInterfaceMethods<Sched_JobOpInterface>,
         DeclareOpInterfaceMethods<Sched_ProgramOpInterface,
                                   ["getProgramWorker"]>])> {

@@ -13,7 +13,7 @@
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 /// An op of a worker's program that is not a job.
-class Sched_ProgramOp<string mnemonic, list<Trait> traits = []>
+class Sched_CommOp<string mnemonic, list<Trait> traits = []>
     : Sched_Op<mnemonic, !listconcat(traits, [
         ParentOneOf<["RankOp", "GroupOp"]>])> {
   dag placement = (ins);
@@ -21,7 +21,7 @@ class Sched_ProgramOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def Sched_SendOp : Sched_ProgramOp<"send"> {
+def Sched_SendOp : Sched_CommOp<"send"> {
   let summary = "send an activation or a gradient to another worker";
   let description = [{
     Sends `value`, the output of forward (`act`) or backward (`grad`)
@@ -45,7 +45,7 @@ def Sched_SendOp : Sched_ProgramOp<"send"> {
                        "`tag` $tag `bytes` $bytes " # placementFormat;
 }
 
-def Sched_RecvOp : Sched_ProgramOp<"recv"> {
+def Sched_RecvOp : Sched_CommOp<"recv"> {
   let summary = "receive an activation or a gradient from another worker";
   let description = [{
     The receiving side of a `sched.send`: its result is the tensor the peer
@@ -67,7 +67,7 @@ def Sched_RecvOp : Sched_ProgramOp<"recv"> {
                        "`tag` $tag `bytes` $bytes attr-dict";
 }
 
-def Sched_SendWeightsOp : Sched_ProgramOp<"send_weights"> {
+def Sched_SendWeightsOp : Sched_CommOp<"send_weights"> {
   let summary = "the owner of a stage's weights sends a copy";
   let description = [{
     ```mlir
@@ -83,7 +83,7 @@ def Sched_SendWeightsOp : Sched_ProgramOp<"send_weights"> {
                        # placementFormat;
 }
 
-def Sched_FetchWeightsOp : Sched_ProgramOp<"fetch_weights"> {
+def Sched_FetchWeightsOp : Sched_CommOp<"fetch_weights"> {
   let summary = "fetch a copy of a stage's weights from its owner";
   let description = [{
     Where `w_compute != w_weights`: the compute worker receives the stage's
@@ -103,13 +103,13 @@ def Sched_FetchWeightsOp : Sched_ProgramOp<"fetch_weights"> {
                        # placementFormat;
 }
 
-def Sched_ReleaseWeightsOp : Sched_ProgramOp<"release_weights"> {
+def Sched_ReleaseWeightsOp : Sched_CommOp<"release_weights"> {
   let summary = "free a fetched copy of a stage's weights";
   let arguments = !con((ins NonNegI64Attr:$stage), placement);
   let assemblyFormat = "`(` $stage `)` " # placementFormat;
 }
 
-def Sched_AllReduceGradOp : Sched_ProgramOp<"allreduce_grad"> {
+def Sched_AllReduceGradOp : Sched_CommOp<"allreduce_grad"> {
   let summary = "sum a replicated stage's weight gradients over its replicas";
   let description = [{
     Every member of `members` calls it; members that computed nothing for
@@ -127,7 +127,7 @@ def Sched_AllReduceGradOp : Sched_ProgramOp<"allreduce_grad"> {
                        # placementFormat;
 }
 
-def Sched_ReduceGradOp : Sched_ProgramOp<"reduce_grad"> {
+def Sched_ReduceGradOp : Sched_CommOp<"reduce_grad"> {
   let summary = "sum a sharded stage's weight gradients onto its owner";
   let description = [{
     ```mlir
@@ -143,7 +143,7 @@ def Sched_ReduceGradOp : Sched_ProgramOp<"reduce_grad"> {
                        "$bytes " # placementFormat;
 }
 
-def Sched_OptimizerStepOp : Sched_ProgramOp<"optimizer_step"> {
+def Sched_OptimizerStepOp : Sched_CommOp<"optimizer_step"> {
   let summary = "apply the optimizer to a stage's weights on an owner";
   let arguments = !con((ins NonNegI64Attr:$stage), placement);
   let assemblyFormat = "`(` $stage `)` " # placementFormat;
@@ -180,17 +180,66 @@ def Sched_GroupOp : Sched_Op<"group", [
 }
 
 def Sched_RankOp : Sched_Op<"rank", [
-    HasParent<"StepOp">, IsolatedFromAbove, NoTerminator, SingleBlock]> {
+    HasParent<"ProgramOp">, IsolatedFromAbove, NoTerminator, SingleBlock]> {
   let summary = "the static program of one worker";
   let description = [{
-    After --sched-lower-ranks a step holds one `sched.rank` per worker, in
-    rank order; each holds its ops in execution order. `owns` lists the
-    stages whose weights the rank keeps for the whole run.
+    A `sched.program` holds one `sched.rank` per worker, in rank order; each
+    holds its ops in execution order. `owns` lists the stages whose weights
+    the rank keeps for the whole run.
   }];
   let arguments = (ins NonNegI64Attr:$rank, DenseI64ArrayAttr:$owns);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$rank `owns` $owns attr-dict-with-keyword $body";
   let hasVerifier = 1;
+}
+
+def Sched_ProgramOp : Sched_Op<"program", [
+    IsolatedFromAbove, NoTerminator, SingleBlock]> {
+  let summary = "the rank programs of one training step";
+  let description = [{
+    What `--sched-lower-ranks` makes of a simulated `sched.step`: one
+    `sched.rank` per worker, in rank order, and what every rank needs to
+    know of the step (its shape, stage graph and cost model; `makespan` is
+    the simulated step time). Every job of the step runs on exactly one
+    rank, unless the program is `partial` (a fragment, as in tests). A verifier knows what may appear where: jobs
+    and the job graph in a step, communication only in rank programs.
+
+    ```mlir
+    sched.program stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 3 {
+      sched.rank 0 owns [0] {
+        %0 = sched.forward(0, 0) weights 0 at 0 to 1
+        %1 = sched.backward(0, 0) grad %0 weights 0 at 1 to 3
+        sched.optimizer_step(0)
+      }
+    }
+    ```
+  }];
+  let arguments = (ins
+    PositiveI64Attr:$stages,
+    PositiveI64Attr:$microbatches,
+    PositiveI64Attr:$workers,
+    OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
+    Sched_CostAttr:$cost,
+    NonNegI64Attr:$makespan,
+    UnitAttr:$partial
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
+    `workers` `=` $workers (`graph` $stage_graph^)? `cost` $cost
+    `makespan` $makespan (`partial` $partial^)? attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The stages whose forwards feed stage `s`.
+    void getStagePreds(int64_t s, ::llvm::SmallVectorImpl<int64_t> &preds) {
+      stagePreds(getStageGraphAttr(), getStages(), s, preds);
+    }
+    /// The stages that stage `s` feeds.
+    void getStageSuccs(int64_t s, ::llvm::SmallVectorImpl<int64_t> &succs) {
+      stageSuccs(getStageGraphAttr(), getStages(), s, succs);
+    }
+  }];
 }
 
 #endif // PIPESCHED_SCHED_PROGRAM_OPS_TD

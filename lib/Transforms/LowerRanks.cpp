@@ -30,13 +30,16 @@ struct SchedLowerRanks
   void runOnOperation() override;
 };
 
-/// Builds the rank programs of a plan into the step's body.
+/// Builds the rank programs of a plan into a new `sched.program` that
+/// replaces the step.
 class RankBuilder {
 public:
   RankBuilder(StepOp step, const StepCommProblem &input,
               const sch::CommPlan &plan)
       : step(step), input(input), plan(plan), builder(step.getContext()),
         tensorType(sched::TensorType::get(step.getContext())) {}
+  /// Creates the program before the step, moves the jobs into its ranks and
+  /// erases the step.
   void build();
 
 private:
@@ -188,40 +191,57 @@ void RankBuilder::buildRank(int32_t worker, Block &body) {
 }
 
 void RankBuilder::build() {
-  Block &body = step.getBody().front();
+  int64_t makespan = 0;
+  for (const sch::PlannedJob &job : input.problem.jobs)
+    makespan = std::max(makespan, job.end);
+  builder.setInsertionPoint(step);
+  auto program = ProgramOp::create(
+      builder, step.getLoc(), step.getStagesAttr(), step.getMicrobatchesAttr(),
+      step.getWorkersAttr(), step.getStageGraphAttr(), step.getCostOrDefault(),
+      i64(makespan), /*partial=*/UnitAttr());
+  Block *body = new Block();
+  program.getBody().push_back(body);
   local.resize(plan.programs.size());
-  builder.setInsertionPointToEnd(&body);
   for (size_t w = 0; w < plan.programs.size(); ++w) {
     SmallVector<int64_t> owns(plan.owns[w].begin(), plan.owns[w].end());
-    builder.setInsertionPointToEnd(&body);
+    builder.setInsertionPointToEnd(body);
     auto rank = RankOp::create(builder, step.getLoc(), i64(w),
                                builder.getDenseI64ArrayAttr(owns));
     Block *rankBody = new Block();
     rank.getBody().push_back(rankBody);
     buildRank(static_cast<int32_t>(w), *rankBody);
   }
+  // Every job moved into its rank: the step is empty.
+  step.erase();
 }
 
-void SchedLowerRanks::runOnOperation() {
-  StepOp step = getOperation();
-  if (step.isSpec())
-    return;
-  if (step.isLowered()) {
-    step.emitOpError("already holds rank programs");
-    return signalPassFailure();
-  }
+/// Lowers one step; false after a diagnostic.
+static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
   FailureOr<StepCommProblem> input = buildCommProblem(step, prefetchDepth);
   if (failed(input))
-    return signalPassFailure();
+    return false;
   if (std::string error = input->problem.check(); !error.empty()) {
     step.emitOpError() << "cannot plan communication: " << error;
-    return signalPassFailure();
+    return false;
   }
   sch::CommPlan plan = sch::planCommunication(input->problem);
   if (verifyPlan)
     if (std::string error = plan.verify(input->problem); !error.empty()) {
       step.emitOpError() << "communication plan is invalid: " << error;
-      return signalPassFailure();
+      return false;
     }
   RankBuilder(step, *input, plan).build();
+  return true;
+}
+
+void SchedLowerRanks::runOnOperation() {
+  SmallVector<StepOp> steps;
+  getOperation().walk<WalkOrder::PreOrder>([&](StepOp step) {
+    if (!step.isSpec())
+      steps.push_back(step);
+    return WalkResult::skip();
+  });
+  for (StepOp step : steps)
+    if (!lowerStep(step, prefetchDepth, verifyPlan))
+      return signalPassFailure();
 }

@@ -11,6 +11,7 @@ using namespace pipesched;
 
 void pipesched::buildLowerPipeline(OpPassManager &pm,
                                    const LowerOptions &options) {
+  // Phase 1, on every step: the job graph, placed and simulated.
   OpPassManager &step = pm.nest<sched::StepOp>();
   SchedExpandOptions expand;
   expand.maxJobs = options.maxJobs;
@@ -23,12 +24,19 @@ void pipesched::buildLowerPipeline(OpPassManager &pm,
   simulate.noMemoryCap = options.noMemoryCap;
   simulate.reorder = options.reorder;
   step.addPass(createSchedSimulate(simulate));
+  SchedVerifyPhaseOptions scheduled;
+  scheduled.phase = Phase::Scheduled;
+  pm.addPass(createSchedVerifyPhase(scheduled));
+  // Phase 2: the module's steps become programs.
   SchedLowerRanksOptions ranks;
   ranks.prefetchDepth = options.prefetchDepth;
   ranks.verifyPlan = options.verify;
-  step.addPass(createSchedLowerRanks(ranks));
+  pm.addPass(createSchedLowerRanks(ranks));
+  SchedVerifyPhaseOptions lowered;
+  lowered.phase = Phase::Lowered;
+  pm.addPass(createSchedVerifyPhase(lowered));
   if (options.verify)
-    step.addPass(createSchedVerifyDeadlockFree());
+    pm.addPass(createSchedVerifyDeadlockFree());
 }
 
 void pipesched::registerPipelines() {

@@ -145,11 +145,6 @@ void SchedSimulate::runOnOperation() {
   StepOp step = getOperation();
   if (step.isSpec())
     return;
-  if (step.isLowered()) {
-    step.emitOpError("holds rank programs: simulate before "
-                     "--sched-lower-ranks");
-    return signalPassFailure();
-  }
   sim::JobGraph graph;
   SmallVector<JobOpInterface> jobs;
   sim::SimulationOptions options;

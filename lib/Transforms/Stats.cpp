@@ -82,9 +82,6 @@ static FailureOr<StepStats> collect(StepOp step) {
     int64_t worker, weights, order, start, end;
   };
   SmallVector<Placed> jobs;
-  if (step.isLowered())
-    return step.emitOpError("is split into rank programs: run --sched-stats "
-                            "before --sched-lower-ranks");
   for (Operation &op : step.getBody().front()) {
     auto job = cast<JobOpInterface>(op);
     std::optional<int64_t> worker = job.getComputeWorker(),
@@ -253,6 +250,14 @@ static llvm::json::Value toJson(const StepStats &s) {
 }
 
 void SchedStats::runOnOperation() {
+  // Rank programs no longer hold the schedule's timeline as a whole.
+  WalkResult lowered = getOperation().walk([&](ProgramOp program) {
+    program.emitOpError("holds rank programs: run --sched-stats before "
+                        "--sched-lower-ranks");
+    return WalkResult::interrupt();
+  });
+  if (lowered.wasInterrupted())
+    return signalPassFailure();
   llvm::json::Array steps;
   WalkResult walk = getOperation().walk([&](StepOp step) {
     if (step.isSpec())

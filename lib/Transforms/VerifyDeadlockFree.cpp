@@ -93,13 +93,31 @@ static bool toCommOp(Operation *op, uint32_t id, sch::CommOp &comm) {
       .Default([](Operation *) { return false; });
 }
 
+static LogicalResult verifyProgram(ProgramOp step);
+
 void SchedVerifyDeadlockFree::runOnOperation() {
-  StepOp step = getOperation();
-  if (!step.isLowered()) {
-    step.emitOpError("has no rank programs to verify: run "
-                     "--sched-lower-ranks first");
+  SmallVector<ProgramOp> programs;
+  StepOp unlowered;
+  getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto program = dyn_cast<ProgramOp>(op))
+      programs.push_back(program);
+    else if (auto step = dyn_cast<StepOp>(op); step && !unlowered)
+      unlowered = step;
+    return isa<ProgramOp, StepOp>(op) ? WalkResult::skip()
+                                      : WalkResult::advance();
+  });
+  if (programs.empty() && unlowered) {
+    unlowered.emitOpError("has no rank programs to verify: run "
+                          "--sched-lower-ranks first");
     return signalPassFailure();
   }
+  for (ProgramOp program : programs)
+    if (failed(verifyProgram(program)))
+      return signalPassFailure();
+}
+
+/// Proves one program deadlock-free, or reports why not.
+static LogicalResult verifyProgram(ProgramOp step) {
   std::vector<Operation *> ops; // id -> op
   std::vector<sch::RankProgram> programs;
   for (Operation &rankOp : step.getBody().front()) {
@@ -137,14 +155,14 @@ void SchedVerifyDeadlockFree::runOnOperation() {
 
   sch::DeadlockResult result = sch::checkDeadlockFree(programs);
   if (result.status == sch::DeadlockResult::Ok)
-    return markAllAnalysesPreserved();
+    return success();
   if (result.status == sch::DeadlockResult::Mismatch) {
     Operation *first = ops[result.first], *second = ops[result.second];
     InFlightDiagnostic diag = first->emitOpError()
                               << "meets " << describe(second)
                               << ", which differs in " << result.field;
     diag.attachNote(second->getLoc()) << "the other side is here";
-    return signalPassFailure();
+    return failure();
   }
   InFlightDiagnostic diag = step.emitOpError()
                             << "rank programs deadlock: ";
@@ -161,5 +179,5 @@ void SchedVerifyDeadlockFree::runOnOperation() {
   for (const sch::Wait &wait : result.waits)
     diag.attachNote(ops[wait.opId]->getLoc())
         << "rank " << wait.rank << " is stuck here";
-  signalPassFailure();
+  return failure();
 }

@@ -3,8 +3,8 @@
 // Tests that two ranks that both send before receiving, without grouping,
 // deadlock under rendezvous semantics (a send completes only when the
 // receive is posted), and that the cycle names both ranks and ops.
-// expected-error @below {{'sched.step' op rank programs deadlock: rank 0 waits in 'sched.send' act(0, 0) to rank 1 for rank 1; rank 1 waits in 'sched.send' act(0, 1) to rank 0 for rank 0 (a cycle)}}
-sched.step stages = 2, microbatches = 2, workers = 2 partial {
+// expected-error @below {{'sched.program' op rank programs deadlock: rank 0 waits in 'sched.send' act(0, 0) to rank 1 for rank 1; rank 1 waits in 'sched.send' act(0, 1) to rank 0 for rank 0 (a cycle)}}
+sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
     // expected-note @below {{rank 0 is stuck here}}
@@ -24,7 +24,7 @@ sched.step stages = 2, microbatches = 2, workers = 2 partial {
 // -----
 
 // Tests that the same exchange grouped (ncclGroupStart/End) is accepted.
-sched.step stages = 2, microbatches = 2, workers = 2 partial {
+sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
     %1 = sched.group -> !sched.tensor {
@@ -48,7 +48,7 @@ sched.step stages = 2, microbatches = 2, workers = 2 partial {
 // -----
 
 // Tests that matching operations must agree on their buffer size.
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
     // expected-error @below {{'sched.send' op meets 'sched.recv' act(0, 0) from rank 0, which differs in bytes}}
@@ -65,7 +65,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 
 // Tests that per pair of ranks messages match in order (NCCL's rule): the
 // first send meets the first receive, whatever they carry.
-sched.step stages = 2, microbatches = 2, workers = 2 partial {
+sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
     %1 = sched.forward(0, 1)
@@ -86,7 +86,7 @@ sched.step stages = 2, microbatches = 2, workers = 2 partial {
 
 // Tests a receive whose sender ended without sending.
 // expected-error @below {{rank 1 waits in 'sched.recv' act(0, 0) from rank 0 for rank 0, which has finished}}
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
   }
@@ -102,7 +102,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // Tests collectives: rank 1 reaches the all-reduce, rank 0 waits for a
 // gradient that rank 1 sends only after it.
 // expected-error @below {{rank 0 waits in 'sched.recv' grad(1, 0) from rank 1 for rank 1; rank 1 waits in 'sched.allreduce_grad'(0) for rank 0 (a cycle)}}
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-note @below {{rank 0 is stuck here}}
     %0 = sched.recv grad(1, 0) from 1 tag 0 bytes 64
@@ -120,7 +120,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that members of a collective must agree on what it reduces.
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-error @below {{'sched.allreduce_grad' op meets 'sched.allreduce_grad'(1), which differs in stage}}
     sched.allreduce_grad(0) over [0, 1] bytes 256

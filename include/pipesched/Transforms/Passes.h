@@ -12,6 +12,12 @@ namespace pipesched {
 /// Output format of --sched-stats.
 enum class StatsFormat { Table, Json };
 
+/// The phases of the IR that --sched-verify-phase checks.
+enum class Phase {
+  Scheduled, ///< every step holds a placed, simulated job graph
+  Lowered,   ///< no step is left: only sched.program
+};
+
 #define GEN_PASS_DECL
 #include "pipesched/Transforms/Passes.h.inc"
 

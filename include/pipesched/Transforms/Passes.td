@@ -95,13 +95,13 @@ def SchedStats : Pass<"sched-stats", "::mlir::ModuleOp"> {
   ];
 }
 
-def SchedLowerRanks : Pass<"sched-lower-ranks", "::pipesched::sched::StepOp"> {
+def SchedLowerRanks : Pass<"sched-lower-ranks", "::mlir::ModuleOp"> {
   let summary = "Build one static program per worker from a simulated step";
   let description = [{
-    Plans the communication of a placed, simulated step with the
-    dialect-free planner of `lib/Scheduling/CommPlan.h` and replaces the job
-    graph by one `sched.rank` per worker holding, in execution order, its
-    jobs and:
+    Plans the communication of every placed, simulated `sched.step` of the
+    module with the dialect-free planner of `lib/Scheduling/CommPlan.h` and
+    replaces the step by a `sched.program`: one `sched.rank` per worker
+    holding, in execution order, its jobs and:
     - a `sched.send` / `sched.recv` pair for every tensor a job consumes on
       another worker than the one that made it (once per receiving worker;
       an activation a backward needs on another worker moves too);
@@ -135,11 +135,32 @@ def SchedLowerRanks : Pass<"sched-lower-ranks", "::pipesched::sched::StepOp"> {
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 
+def SchedVerifyPhase : Pass<"sched-verify-phase", "::mlir::ModuleOp"> {
+  let summary = "Check that the module has reached a phase of the lowering";
+  let description = [{
+    The check between phases of `--pipeline-lower` (IREE's
+    verify-lowering passes are the model): `phase=scheduled` requires every
+    `sched.step` to hold a job graph whose every job is placed and simulated
+    (`on`, `order`, `at ... to ...`); `phase=lowered` requires that no
+    `sched.step` is left (every one became a `sched.program`). A failure
+    names the first op out of phase. Linear in the number of jobs.
+  }];
+  let options = [
+    Option<"phase", "phase", "::pipesched::Phase",
+           /*default=*/"::pipesched::Phase::Scheduled", "The phase to check",
+           [{::llvm::cl::values(
+             clEnumValN(::pipesched::Phase::Scheduled, "scheduled",
+                        "every step placed and simulated"),
+             clEnumValN(::pipesched::Phase::Lowered, "lowered",
+                        "only rank programs left"))}]>,
+  ];
+}
+
 def SchedVerifyDeadlockFree
-    : Pass<"sched-verify-deadlock-free", "::pipesched::sched::StepOp"> {
+    : Pass<"sched-verify-deadlock-free", "::mlir::ModuleOp"> {
   let summary = "Prove that the rank programs complete, or show the cycle";
   let description = [{
-    Executes all rank programs of a lowered step abstractly with rendezvous
+    Executes the rank programs of every `sched.program` of the module abstractly with rendezvous
     semantics: a send completes only when the matching receive is posted, a
     receive when the matching send is; a `sched.group` is posted as a whole
     and completes when all its operations have; per pair of ranks, sends and

@@ -49,8 +49,9 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       llvm::cl::init(true)};
 };
 
-/// expand, place, simulate, lower-ranks and (unless disabled)
-/// verify-deadlock-free, nested on every `sched.step` of a module.
+/// Phase 1 on every `sched.step` (expand, place, simulate), phase 2 on the
+/// module (lower-ranks: steps become `sched.program`s, and unless disabled
+/// verify-deadlock-free). `pm` runs on a builtin.module.
 void buildLowerPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
 /// Registers `pipeline-lower` with the global pipeline registry.

@@ -28,7 +28,7 @@ StringRef str(std::string_view s) { return StringRef(s.data(), s.size()); }
 
 class ProgramWriter {
 public:
-  explicit ProgramWriter(StepOp step)
+  explicit ProgramWriter(ProgramOp step)
       : step(step), microbatches(step.getMicrobatches()) {
     int64_t stages = step.getStages();
     preds.resize(stages);
@@ -56,7 +56,7 @@ private:
   /// What the backward of (s, b) reads (its weight-gradient half too).
   void backwardReads(int64_t s, int64_t b, SmallVectorImpl<int64_t> &ids) const;
 
-  StepOp step;
+  ProgramOp step;
   int64_t microbatches;
   SmallVector<SmallVector<int64_t, 2>> preds, succs;
   SmallVector<int64_t, 8> scratch;
@@ -205,12 +205,9 @@ void ProgramWriter::writeOp(llvm::json::OStream &json, Operation *op) {
 
 void ProgramWriter::writeHeader(llvm::json::OStream &h) {
   namespace top = schema::top;
-  CostAttr cost = step.getCostOrDefault();
+  CostAttr cost = step.getCost();
   int64_t stages = step.getStages();
-  int64_t makespan = 0;
-  step.walk([&](JobOpInterface job) {
-    makespan = std::max(makespan, job.getEndTime().value_or(0));
-  });
+  int64_t makespan = step.getMakespan();
   h.attribute(str(top::kFormatField), str(schema::kFormat));
   h.attribute(str(top::kVersion), schema::kVersion);
   h.attribute(str(top::kStages), stages);
@@ -275,19 +272,13 @@ void ProgramWriter::write(llvm::raw_ostream &os) {
 }
 
 LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
-  FailureOr<StepOp> single = getSingleStep(op);
-  if (failed(single))
-    return failure();
-  StepOp step = *single;
   // A translation serializes; compiling is a separate, explicit step. The
   // message is located; printing the whole step would bury it.
-  step->getContext()->printOpOnDiagnostic(false);
-  if (!step.isLowered())
-    return step.emitOpError(
-        "has no rank programs to write: lower it first with "
-        "`pipeline-opt --pipeline-lower` (or compile the spec in one command "
-        "with `pipeline-compile`)");
-  ProgramWriter(step).write(os);
+  op->getContext()->printOpOnDiagnostic(false);
+  FailureOr<ProgramOp> program = getSingleProgram(op);
+  if (failed(program))
+    return failure();
+  ProgramWriter(*program).write(os);
   os << "\n";
   return success();
 }

@@ -30,6 +30,11 @@ static char actionKind(Direction d, bool split) {
 }
 
 LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
+  ProgramOp lowered;
+  op->walk([&](ProgramOp program) { lowered = program; });
+  if (lowered)
+    return lowered.emitOpError("holds rank programs: export them with "
+                               "--sched-to-program");
   FailureOr<StepOp> single = getSingleStep(op);
   if (failed(single))
     return failure();
@@ -37,9 +42,6 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
   if (step.isSpec())
     return step.emitOpError("has no jobs to export: run --sched-expand, "
                             "--sched-place and --sched-simulate first");
-  if (step.isLowered())
-    return step.emitOpError("is split into rank programs: export it with "
-                            "--sched-to-program");
   bool split = step.getCostOrDefault().isSplitBackward();
 
   struct Entry {

@@ -10,7 +10,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that a worker does not send to itself.
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
     // expected-error @below {{'sched.send' op sends to or receives from its own worker 0}}
@@ -23,7 +23,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that a peer exists.
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     %0 = sched.forward(0, 0)
     // expected-error @below {{'sched.send' op peer 5 is outside [0, 2)}}
@@ -36,7 +36,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that a transfer names an existing stage.
-sched.step stages = 2, microbatches = 1, workers = 2 partial {
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-error @below {{'sched.fetch_weights' op stage 3 is out of range [0, 2)}}
     sched.fetch_weights(3) from 1 tag 0 bytes 64
@@ -48,7 +48,7 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that a collective has sorted, distinct members including its rank.
-sched.step stages = 1, microbatches = 1, workers = 3 partial {
+sched.program stages = 1, microbatches = 1, workers = 3 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
   }
   sched.rank 1 owns [0] {
@@ -61,7 +61,7 @@ sched.step stages = 1, microbatches = 1, workers = 3 partial {
 
 // -----
 
-sched.step stages = 1, microbatches = 1, workers = 3 partial {
+sched.program stages = 1, microbatches = 1, workers = 3 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-error @below {{'sched.allreduce_grad' op members must be sorted and distinct}}
     sched.allreduce_grad(0) over [1, 0] bytes 64
@@ -74,7 +74,7 @@ sched.step stages = 1, microbatches = 1, workers = 3 partial {
 
 // -----
 
-sched.step stages = 1, microbatches = 1, workers = 3 partial {
+sched.program stages = 1, microbatches = 1, workers = 3 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-error @below {{'sched.allreduce_grad' op needs at least two members}}
     sched.allreduce_grad(0) over [0] bytes 64
@@ -89,7 +89,7 @@ sched.step stages = 1, microbatches = 1, workers = 3 partial {
 
 // Tests that a negative member is refused (it would index outside the
 // deadlock check's tables).
-sched.step stages = 1, microbatches = 1, workers = 2 partial {
+sched.program stages = 1, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-error @below {{'sched.allreduce_grad' op member -1 is negative}}
     sched.allreduce_grad(0) over [-1, 0] bytes 64
@@ -101,7 +101,7 @@ sched.step stages = 1, microbatches = 1, workers = 2 partial {
 // -----
 
 // Tests that a reduction's root is a member.
-sched.step stages = 1, microbatches = 1, workers = 3 partial {
+sched.program stages = 1, microbatches = 1, workers = 3 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     // expected-error @below {{'sched.reduce_grad' op root 2 is not a member}}
     sched.reduce_grad(0) to 2 over [0, 1] bytes 64
@@ -115,7 +115,7 @@ sched.step stages = 1, microbatches = 1, workers = 3 partial {
 // -----
 
 // Tests that a group holds only point-to-point transfers.
-sched.step stages = 1, microbatches = 1, workers = 1 partial {
+sched.program stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
     sched.group {
       // expected-error @below {{'sched.optimizer_step' op cannot be part of a communication group}}
@@ -127,7 +127,7 @@ sched.step stages = 1, microbatches = 1, workers = 1 partial {
 // -----
 
 // Tests one rank per worker, in order.
-sched.step stages = 1, microbatches = 1, workers = 2 partial {
+sched.program stages = 1, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
   }
   // expected-error @below {{'sched.rank' op is rank 0, expected rank 1 (one rank per worker, in order)}}
@@ -137,26 +137,45 @@ sched.step stages = 1, microbatches = 1, workers = 2 partial {
 
 // -----
 
-// expected-error @below {{'sched.step' op has 1 rank programs for 2 workers}}
-sched.step stages = 1, microbatches = 1, workers = 2 partial {
+// expected-error @below {{'sched.program' op has 1 rank programs for 2 workers}}
+sched.program stages = 1, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
   }
 }
 
 // -----
 
-// Tests that rank programs are alone in a lowered step.
-sched.step stages = 1, microbatches = 1, workers = 1 partial {
+// Tests that jobs live in a step or a rank, never beside rank programs.
+sched.program stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 0 partial {
   sched.rank 0 owns [0] {
   }
-  // expected-error @below {{'sched.forward' op cannot sit beside rank programs in a lowered step}}
+  // expected-error @below {{'sched.forward' op expects parent op to be one of 'sched.step, sched.rank'}}
   %0 = sched.forward(0, 0) on 0
 }
 
 // -----
 
+// Tests that rank programs live only in a program.
+sched.step stages = 1, microbatches = 1, workers = 1 partial {
+  // expected-error @below {{'sched.rank' op expects parent op 'sched.program'}}
+  sched.rank 0 owns [0] {
+  }
+}
+
+// -----
+
+// Tests that a complete program runs every job of the step.
+// expected-error @below {{'sched.program' op runs 1 of the step's 2 jobs}}
+sched.program stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 0 {
+  sched.rank 0 owns [0] {
+    %0 = sched.forward(0, 0)
+  }
+}
+
+// -----
+
 // Tests the owned stages.
-sched.step stages = 2, microbatches = 1, workers = 1 partial {
+sched.program stages = 2, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 0 partial {
   // expected-error @below {{'sched.rank' op owns stage 2, outside [0, 2)}}
   sched.rank 0 owns [2] {
   }
@@ -165,7 +184,7 @@ sched.step stages = 2, microbatches = 1, workers = 1 partial {
 // -----
 
 // Tests that every job appears once across rank programs.
-sched.step stages = 1, microbatches = 1, workers = 2 {
+sched.program stages = 1, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 {
   sched.rank 0 owns [0] {
     // expected-note @below {{first defined here}}
     %0 = sched.forward(0, 0)

@@ -18,7 +18,7 @@
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %{{.*}} = sched.forward(1, 0) from %[[G]] weights 1 at 1 to 2
 module @ranks {
-  sched.step stages = 2, microbatches = 1, workers = 2 partial {
+  sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
     sched.rank 0 owns [0] {
       %0 = sched.forward(0, 0) weights 0 at 0 to 1
       sched.group {
@@ -49,7 +49,7 @@ module @ranks {
 // CHECK-NEXT:      sched.send_weights(0) to 0 tag 1 bytes 256
 // CHECK-NEXT:      %{{.*}} = sched.recv act(0, 0) from 0 tag 2 bytes 64
 module @every_op {
-  sched.step stages = 2, microbatches = 1, workers = 2 partial {
+  sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
     sched.rank 0 owns [1] {
       sched.fetch_weights(0) from 1 tag 1 bytes 256
       %0 = sched.forward(0, 0) weights 1 at 0 to 1
