@@ -15,6 +15,8 @@ config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.s
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.pipesched_src_root, "examples")))
 config.substitutions.append(("%docs", os.path.join(config.pipesched_src_root, "docs")))
+# The reference generated from ODS (add_mlir_doc).
+config.substitutions.append(("%gendocs", os.path.join(config.pipesched_obj_root, "docs")))
 
 # Every FileCheck variable is local to its CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
