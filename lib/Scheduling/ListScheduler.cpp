@@ -710,3 +710,138 @@ SimulationResult simulate(const JobGraph &graph,
 }
 
 } // namespace pipesched::scheduling
+
+//===----------------------------------------------------------------------===//
+// Accounting and verification of timelines
+//===----------------------------------------------------------------------===//
+
+namespace {
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum))
+    return b > 0 ? std::numeric_limits<int64_t>::max()
+                 : std::numeric_limits<int64_t>::min();
+  return sum;
+}
+} // namespace
+
+pipesched::scheduling::LiveMemory pipesched::scheduling::accountLiveMemory(
+    const JobGraph &graph, const std::vector<int64_t> &start,
+    const std::vector<int64_t> &end) {
+  const size_t W = size_t(std::max<int32_t>(graph.numWorkers, 0));
+  // At equal times: releases by jobs that ran for a while, then
+  // acquisitions, then releases by zero-duration jobs (which the scheduler
+  // starts, and so finishes, only after the acquisitions of that instant).
+  struct Event {
+    int64_t time;
+    int phase; // 0: release, 1: acquire, 2: release by a zero-duration job
+    int sign;
+    uint32_t job;
+  };
+  std::vector<std::vector<Event>> events(W);
+  for (uint32_t j = 0; j < graph.jobs.size(); ++j) {
+    const Job &job = graph.jobs[j];
+    if (job.acquire != 0 || job.acquireBytes != 0)
+      events[size_t(job.worker)].push_back({start[j], 1, +1, j});
+    if (job.releases >= 0 && size_t(job.releases) < graph.jobs.size()) {
+      const Job &made = graph.jobs[size_t(job.releases)];
+      events[size_t(made.worker)].push_back(
+          {end[j], start[j] == end[j] ? 2 : 0, -1, uint32_t(job.releases)});
+    }
+  }
+  LiveMemory result{std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0)};
+  for (size_t w = 0; w < W; ++w) {
+    std::sort(events[w].begin(), events[w].end(),
+              [](const Event &a, const Event &b) {
+                return std::tie(a.time, a.phase, a.job) <
+                       std::tie(b.time, b.phase, b.job);
+              });
+    int64_t live = 0, liveBytes = 0;
+    for (const Event &e : events[w]) {
+      const Job &job = graph.jobs[e.job];
+      live = saturatingAdd(live, e.sign * job.acquire);
+      liveBytes = saturatingAdd(liveBytes, e.sign * job.acquireBytes);
+      result.peak[w] = std::max(result.peak[w], live);
+      result.peakBytes[w] = std::max(result.peakBytes[w], liveBytes);
+    }
+  }
+  return result;
+}
+
+std::string pipesched::scheduling::verifyTimeline(
+    const JobGraph &graph, const SimulationOptions &options,
+    const Timeline &t) {
+  const size_t J = graph.jobs.size(), W = size_t(graph.numWorkers);
+  auto job = [](size_t j) { return "job " + std::to_string(j); };
+  if (t.start.size() != J || t.end.size() != J || t.position.size() != J ||
+      t.workerOrder.size() != W || t.busy.size() != W ||
+      t.peakLive.size() != W || t.peakLiveBytes.size() != W)
+    return "the timeline's tables do not match the graph";
+  std::vector<char> placed(J, 0);
+  int64_t makespan = 0;
+  std::vector<int64_t> busy(W, 0);
+  for (size_t w = 0; w < W; ++w) {
+    int64_t free = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < t.workerOrder[w].size(); ++i) {
+      uint32_t j = t.workerOrder[w][i];
+      if (j >= J || placed[j] || size_t(graph.jobs[j].worker) != w ||
+          t.position[j] != int64_t(i))
+        return job(j) + " is misplaced in worker " + std::to_string(w) +
+               "'s order";
+      placed[j] = 1;
+      if (t.end[j] - t.start[j] != graph.jobs[j].duration)
+        return job(j) + " runs " + std::to_string(t.end[j] - t.start[j]) +
+               " ticks, its duration is " +
+               std::to_string(graph.jobs[j].duration);
+      if (t.start[j] < free)
+        return job(j) + " starts at " + std::to_string(t.start[j]) +
+               " while worker " + std::to_string(w) + " is busy until " +
+               std::to_string(free);
+      free = t.end[j];
+      busy[w] += graph.jobs[j].duration;
+      makespan = std::max(makespan, t.end[j]);
+    }
+  }
+  for (size_t j = 0; j < J; ++j) {
+    if (!placed[j])
+      return job(j) + " is in no worker's order";
+    for (uint32_t k = graph.predBegin[j]; k < graph.predBegin[j + 1]; ++k) {
+      uint32_t p = graph.preds[k];
+      int64_t ready = t.end[p] + (graph.jobs[p].worker != graph.jobs[j].worker
+                                      ? options.transferTime
+                                      : 0);
+      if (t.start[j] < ready)
+        return job(j) + " starts at " + std::to_string(t.start[j]) +
+               " before its input " + job(p) + " is there at " +
+               std::to_string(ready);
+    }
+  }
+  if (makespan != t.makespan)
+    return "the makespan is " + std::to_string(makespan) + ", reported " +
+           std::to_string(t.makespan);
+  if (busy != t.busy)
+    return "the busy times differ from the jobs' durations";
+  // With zero durations the order of events within an instant is the
+  // scheduler's to choose and the accounting is an upper bound; otherwise
+  // both must agree exactly.
+  bool instantJobs = false;
+  for (const Job &j : graph.jobs)
+    instantJobs |= j.duration == 0;
+  LiveMemory live = accountLiveMemory(graph, t.start, t.end);
+  for (size_t w = 0; w < W; ++w) {
+    bool agree = instantJobs ? t.peakLive[w] <= live.peak[w] &&
+                                   t.peakLiveBytes[w] <= live.peakBytes[w]
+                             : t.peakLive[w] == live.peak[w] &&
+                                   t.peakLiveBytes[w] == live.peakBytes[w];
+    if (!agree)
+      return "the reported peak live memory of worker " + std::to_string(w) +
+             " differs from its accounting";
+  }
+  if (!instantJobs && graph.order.empty() && !options.memoryCap.empty())
+    for (size_t w = 0; w < W; ++w)
+      if (options.memoryCap[w] >= 0 && live.peak[w] > options.memoryCap[w])
+        return "worker " + std::to_string(w) + " holds " +
+               std::to_string(live.peak[w]) + " live units, over its cap of " +
+               std::to_string(options.memoryCap[w]);
+  return "";
+}

@@ -162,6 +162,13 @@ void SchedSimulate::runOnOperation() {
     return signalPassFailure();
   }
 
+  // The scheduler's result is checked independently before it is written.
+  if (std::string error = sim::verifyTimeline(graph, options, *result.timeline);
+      !error.empty()) {
+    step.emitOpError() << "simulated timeline is invalid: " << error;
+    return signalPassFailure();
+  }
+
   // Times and positions repeat a lot: intern each value once.
   Builder builder(&getContext());
   SmallVector<IntegerAttr> interned;

@@ -9,6 +9,7 @@
 #include "CommProblem.h"
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
+#include "pipesched/Scheduling/ListScheduler.h"
 #include "pipesched/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -119,31 +120,39 @@ static FailureOr<StepStats> collect(StepOp step) {
     ws.weightFetches = traffic.weightFetches[w];
   }
 
-  // Live activations: a forward's input lives on its worker from its start
-  // until the job that consumes it last (the backward, or its
-  // weight-gradient half) ends. Releases at time t come before starts at t.
   llvm::DenseMap<std::pair<int64_t, int64_t>, const Placed *> forwardOf;
   for (const Placed &p : jobs)
     if (p.dir == Direction::Forward)
       forwardOf[{p.stage, p.microbatch}] = &p;
-  SmallVector<SmallVector<std::pair<int64_t, int64_t>>> events(stats.workers);
+  // Live activations through the scheduler's accounting: a forward's input
+  // is live on its worker from its start until the job that consumes it
+  // last (the backward, or its weight-gradient half) ends.
   Direction lastUse = split ? Direction::BackwardWeight : Direction::Backward;
+  llvm::DenseMap<const Placed *, uint32_t> indexOf;
+  for (auto [i, p] : llvm::enumerate(jobs))
+    indexOf[&p] = static_cast<uint32_t>(i);
+  scheduling::JobGraph graph;
+  graph.numWorkers = static_cast<int32_t>(stats.workers);
+  std::vector<int64_t> start, end;
   for (const Placed &p : jobs) {
-    if (p.dir == Direction::Forward)
-      events[p.worker].push_back({p.start, +1});
-    else if (p.dir == lastUse)
+    scheduling::Job job;
+    job.worker = static_cast<int32_t>(p.worker);
+    if (p.dir == Direction::Forward) {
+      job.acquire = 1;
+      job.acquireBytes = cost.getActBytes();
+    } else if (p.dir == lastUse) {
       if (const Placed *fwd = forwardOf.lookup({p.stage, p.microbatch}))
-        events[fwd->worker].push_back({p.end, -1});
-  }
-  for (auto [worker, list] : llvm::enumerate(events)) {
-    llvm::sort(list); // (t, -1) sorts before (t, +1)
-    int64_t live = 0;
-    WorkerStats &w = stats.perWorker[worker];
-    for (auto [time, delta] : list) {
-      live += delta;
-      w.peakLive = std::max(w.peakLive, live);
+        job.releases = indexOf.lookup(fwd);
     }
-    w.peakLiveBytes = w.peakLive * cost.getActBytes();
+    graph.jobs.push_back(job);
+    start.push_back(p.start);
+    end.push_back(p.end);
+  }
+  scheduling::LiveMemory live =
+      scheduling::accountLiveMemory(graph, start, end);
+  for (auto [worker, w] : llvm::enumerate(stats.perWorker)) {
+    w.peakLive = live.peak[worker];
+    w.peakLiveBytes = live.peakBytes[worker];
   }
   return stats;
 }

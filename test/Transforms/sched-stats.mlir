@@ -160,3 +160,11 @@ sched.step stages = 6, microbatches = 12, workers = 18 strategy #sched.lpp<group
 // CHECK:       latency: 27 ticks = 9.0000 units
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.fslpp<groups = 2, ring = 2> {
 }
+
+// -----
+
+// Tests that byte counts saturate instead of overflowing into negatives.
+// RUN: pipeline-opt %s -split-input-file --sched-expand --sched-place --sched-simulate --sched-stats -o /dev/null | FileCheck %s --check-prefix=SATURATE
+// SATURATE: memory: peak 4 live activations (9223372036854775807 bytes) on the busiest worker
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.fsdp cost <fwd = 1, bwd = 2, act = 9223372036854775807, weights = 9223372036854775807> {
+}

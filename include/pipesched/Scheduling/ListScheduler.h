@@ -103,6 +103,29 @@ struct SimulationResult {
 SimulationResult simulate(const JobGraph &graph,
                           const SimulationOptions &options = {});
 
+/// Live activation memory along a timeline: each job's `acquire` is live on
+/// its worker from its start until the job that `releases` it ends (to the
+/// end of the step if none does); releases at time t come before
+/// acquisitions at t. Peaks per worker in units and bytes, saturating at
+/// INT64_MAX instead of overflowing. The one accounting behind the
+/// simulator's caps (checked by verifyTimeline) and --sched-stats.
+struct LiveMemory {
+  std::vector<int64_t> peak, peakBytes; ///< per worker
+};
+LiveMemory accountLiveMemory(const JobGraph &graph,
+                             const std::vector<int64_t> &start,
+                             const std::vector<int64_t> &end);
+
+/// Checks a timeline against its graph and options: every job in exactly
+/// one worker's order at its position, `end - start == duration`, a job
+/// starts after each predecessor ends (plus transferTime across workers),
+/// a worker runs one job at a time in its order, the memory caps hold
+/// (unless the order is explicit), and makespan, busy and peak figures
+/// match. Returns an empty string or the first violation.
+std::string verifyTimeline(const JobGraph &graph,
+                           const SimulationOptions &options,
+                           const Timeline &timeline);
+
 } // namespace pipesched::scheduling
 
 #endif // PIPESCHED_SCHEDULING_LISTSCHEDULER_H
