@@ -34,13 +34,13 @@
 #ifndef PIPESCHED_SCHEDULING_COMMPLAN_H
 #define PIPESCHED_SCHEDULING_COMMPLAN_H
 
+#include "pipesched/Scheduling/Direction.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace pipesched::scheduling {
-
-enum class Direction : uint8_t { Forward, Backward, BackwardWeight };
 
 /// One placed, simulated job.
 struct PlannedJob {

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/AffineMap.h"
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Scheduling/Priorities.h"
 
 namespace pipesched::sched {
 
@@ -35,23 +36,42 @@ mlir::FailureOr<Scheme> resolveScheme(StepOp step);
 int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
                           Direction d);
 
-/// The priority `n(s, b, d)` of a job under `policy` in a step of S stages,
-/// B microbatches and W workers (smaller runs first):
-/// - fill_drain: every forward before any backward, each in microbatch order;
-/// - backward_first: a ready backward before any forward (1F1B);
-/// - depth_first: the oldest microbatch first (finish what was started);
-/// - breadth_first: the least advanced job first (a stage for every
-///   microbatch before the next stage);
-/// - interleaved: the position in Megatron-core's interleaved 1F1B sequence
-///   of the job's rank (s mod W): microbatches in groups of W per chunk,
-///   2(W-r-1) + (v-1)W warm-up forwards, then one forward one backward.
-///   A *static* order: --sched-simulate runs each worker strictly in it.
-/// Whether `policy` fixes each worker's order outright (workers wait for
-/// their next job rather than run another ready one).
-inline bool isStaticOrder(PriorityPolicy policy) {
-  return policy == PriorityPolicy::Interleaved;
+/// The dialect's names for the dialect-free priorities and directions.
+inline scheduling::Priority toSchedulingPriority(PriorityPolicy policy) {
+  switch (policy) {
+  case PriorityPolicy::FillDrain:
+    return scheduling::Priority::FillDrain;
+  case PriorityPolicy::BackwardFirst:
+    return scheduling::Priority::BackwardFirst;
+  case PriorityPolicy::DepthFirst:
+    return scheduling::Priority::DepthFirst;
+  case PriorityPolicy::BreadthFirst:
+    return scheduling::Priority::BreadthFirst;
+  case PriorityPolicy::Interleaved:
+    return scheduling::Priority::Interleaved;
+  }
+  llvm_unreachable("unknown priority policy");
+}
+inline scheduling::Direction toSchedulingDirection(Direction d) {
+  switch (d) {
+  case Direction::Forward:
+    return scheduling::Direction::Forward;
+  case Direction::Backward:
+    return scheduling::Direction::Backward;
+  case Direction::BackwardWeight:
+    return scheduling::Direction::BackwardWeight;
+  }
+  llvm_unreachable("unknown direction");
 }
 
+/// Whether `policy` fixes each worker's order outright (see
+/// scheduling::isStaticOrder).
+inline bool isStaticOrder(PriorityPolicy policy) {
+  return scheduling::isStaticOrder(toSchedulingPriority(policy));
+}
+
+/// The priority `n(s, b, d)` of a job under `policy`
+/// (scheduling::priorityOf, lib/Scheduling/Priorities.h).
 int64_t computePriority(PriorityPolicy policy, int64_t numStages,
                         int64_t numMicrobatches, int64_t numWorkers,
                         int64_t stage, int64_t microbatch, Direction d);
