@@ -9,15 +9,8 @@ using namespace pipesched::sched;
 
 void pipesched::sched::buildJobGraph(StepOp step) {
   int64_t numStages = step.getStages(), numMicrobatches = step.getMicrobatches();
-  MLIRContext *ctx = step.getContext();
   Location loc = step.getLoc();
   bool split = step.getCostOrDefault().isSplitBackward();
-
-  // Uniqued attributes are interned once, not once per job.
-  Builder attrs(ctx);
-  SmallVector<IntegerAttr> index;
-  for (int64_t i = 0, e = std::max(numStages, numMicrobatches); i < e; ++i)
-    index.push_back(attrs.getI64IntegerAttr(i));
 
   // Stage adjacency, computed once: edges go from lower to higher stages,
   // so forwards in stage order and backwards in reverse are topological.
@@ -38,7 +31,7 @@ void pipesched::sched::buildJobGraph(StepOp step) {
       inputs.clear();
       for (int64_t p : preds[s])
         inputs.push_back(output[p]);
-      output[s] = ForwardOp::create(builder, loc, index[s], index[b], inputs);
+      output[s] = ForwardOp::create(builder, loc, s, b, inputs);
     }
     for (int64_t s = numStages - 1; s >= 0; --s) {
       grads.clear();
@@ -49,10 +42,10 @@ void pipesched::sched::buildJobGraph(StepOp step) {
       inputs.clear();
       for (int64_t p : preds[s])
         inputs.push_back(output[p]);
-      grad[s] = BackwardOp::create(builder, loc, index[s], index[b], grads,
+      grad[s] = BackwardOp::create(builder, loc, s, b, grads,
                                    inputs);
       if (split)
-        BackwardWeightOp::create(builder, loc, index[s], index[b], grad[s]);
+        BackwardWeightOp::create(builder, loc, s, b, grad[s]);
     }
   }
 }

@@ -8,17 +8,15 @@ include "Sched/SchedTypes.td"
 include "Sched/SchedAttrs.td"
 include "Sched/SchedInterfaces.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/Properties.td"
 include "mlir/IR/RegionKindInterface.td"
 
-// Signless i64 fields read as int64_t (upstream I64Attr reads uint64_t, which
-// turns every comparison with a signed count into a sign-compare warning).
-// Stored inline in the op's properties.
-def Sched_I64Attr : TypedSignlessIntegerAttrBase<
-    I64, "int64_t", "64-bit signless integer attribute"> {
-  let convertFromStorage = "$_self.getValue().getSExtValue()";
-}
-def NonNegI64Attr : ConfinedAttr<Sched_I64Attr, [IntNonNegative]>;
-def PositiveI64Attr : ConfinedAttr<Sched_I64Attr, [IntPositive]>;
+// Integer fields are native properties: a plain int64_t stored in the op,
+// with no attribute uniqued per value (a step holds millions of jobs).
+def NonNegI64Prop : ConfinedProp<I64Prop, CPred<"$_self >= 0">,
+                                 "non-negative 64-bit integer">;
+def PositiveI64Prop : ConfinedProp<I64Prop, CPred<"$_self > 0">,
+                                   "positive 64-bit integer">;
 
 //===----------------------------------------------------------------------===//
 // sched.step
@@ -51,9 +49,9 @@ def Sched_StepOp : Sched_Op<"step", [
     strategy's); `priority` picks among ready jobs of a worker.
   }];
   let arguments = (ins
-    PositiveI64Attr:$stages,
-    PositiveI64Attr:$microbatches,
-    PositiveI64Attr:$workers,
+    PositiveI64Prop:$stages,
+    PositiveI64Prop:$microbatches,
+    PositiveI64Prop:$workers,
     OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
     OptionalAttr<Sched_StrategyAttrInterface>:$strategy,
     OptionalAttr<AffineMapAttr>:$compute_map,
@@ -75,10 +73,8 @@ def Sched_StepOp : Sched_Op<"step", [
     // A spec with a cost model and nothing else (importers add the jobs).
     OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
                    "int64_t":$workers, "CostAttr":$cost), [{
-      build($_builder, $_state, $_builder.getI64IntegerAttr(stages),
-            $_builder.getI64IntegerAttr(microbatches),
-            $_builder.getI64IntegerAttr(workers), {}, {}, {}, {}, {}, cost,
-            {});
+      build($_builder, $_state, stages, microbatches, workers, {}, {}, {},
+            {}, {}, cost, {});
     }]>
   ];
   let extraClassDeclaration = [{
@@ -123,20 +119,20 @@ def Sched_ForwardOp : Sched_JobOp<"forward"> {
     ```
   }];
   let arguments = (ins
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$microbatch,
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
     Variadic<Sched_TensorType>:$inputs,
-    OptionalAttr<NonNegI64Attr>:$compute,
-    OptionalAttr<NonNegI64Attr>:$weights,
-    OptionalAttr<NonNegI64Attr>:$order,
-    OptionalAttr<NonNegI64Attr>:$start,
-    OptionalAttr<NonNegI64Attr>:$end
+    OptionalProp<NonNegI64Prop>:$compute,
+    OptionalProp<NonNegI64Prop>:$weights,
+    OptionalProp<NonNegI64Prop>:$order,
+    OptionalProp<NonNegI64Prop>:$start,
+    OptionalProp<NonNegI64Prop>:$end
   );
   let results = (outs Sched_TensorType:$output);
   let builders = [
     // An unplaced job: what --sched-expand and the importers create.
-    OpBuilder<(ins "::mlir::IntegerAttr":$stage,
-                   "::mlir::IntegerAttr":$microbatch,
+    OpBuilder<(ins "int64_t":$stage,
+                   "int64_t":$microbatch,
                    "::mlir::ValueRange":$inputs), [{
       build($_builder, $_state, TensorType::get($_builder.getContext()),
             stage, microbatch, inputs, {}, {}, {}, {}, {});
@@ -163,20 +159,20 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
     ```
   }];
   let arguments = (ins
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$microbatch,
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
     Variadic<Sched_TensorType>:$grads,
     Variadic<Sched_TensorType>:$acts,
-    OptionalAttr<NonNegI64Attr>:$compute,
-    OptionalAttr<NonNegI64Attr>:$weights,
-    OptionalAttr<NonNegI64Attr>:$order,
-    OptionalAttr<NonNegI64Attr>:$start,
-    OptionalAttr<NonNegI64Attr>:$end
+    OptionalProp<NonNegI64Prop>:$compute,
+    OptionalProp<NonNegI64Prop>:$weights,
+    OptionalProp<NonNegI64Prop>:$order,
+    OptionalProp<NonNegI64Prop>:$start,
+    OptionalProp<NonNegI64Prop>:$end
   );
   let results = (outs Sched_TensorType:$output);
   let builders = [
-    OpBuilder<(ins "::mlir::IntegerAttr":$stage,
-                   "::mlir::IntegerAttr":$microbatch,
+    OpBuilder<(ins "int64_t":$stage,
+                   "int64_t":$microbatch,
                    "::mlir::ValueRange":$grads, "::mlir::ValueRange":$acts), [{
       build($_builder, $_state, TensorType::get($_builder.getContext()),
             stage, microbatch, grads, acts, {}, {}, {}, {}, {});
@@ -203,18 +199,18 @@ def Sched_BackwardWeightOp : Sched_JobOp<"backward_weight"> {
     ```
   }];
   let arguments = (ins
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$microbatch,
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
     Optional<Sched_TensorType>:$input,
-    OptionalAttr<NonNegI64Attr>:$compute,
-    OptionalAttr<NonNegI64Attr>:$weights,
-    OptionalAttr<NonNegI64Attr>:$order,
-    OptionalAttr<NonNegI64Attr>:$start,
-    OptionalAttr<NonNegI64Attr>:$end
+    OptionalProp<NonNegI64Prop>:$compute,
+    OptionalProp<NonNegI64Prop>:$weights,
+    OptionalProp<NonNegI64Prop>:$order,
+    OptionalProp<NonNegI64Prop>:$start,
+    OptionalProp<NonNegI64Prop>:$end
   );
   let builders = [
-    OpBuilder<(ins "::mlir::IntegerAttr":$stage,
-                   "::mlir::IntegerAttr":$microbatch,
+    OpBuilder<(ins "int64_t":$stage,
+                   "int64_t":$microbatch,
                    "::mlir::Value":$input), [{
       build($_builder, $_state, stage, microbatch, input, {}, {}, {}, {}, {});
     }]>

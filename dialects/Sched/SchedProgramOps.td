@@ -36,11 +36,11 @@ def Sched_SendOp : Sched_CommOp<"send"> {
   let arguments = !con((ins
     Sched_TensorType:$value,
     Sched_TensorKind:$kind,
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$microbatch,
-    NonNegI64Attr:$peer,
-    NonNegI64Attr:$tag,
-    NonNegI64Attr:$bytes), placement);
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
+    NonNegI64Prop:$peer,
+    NonNegI64Prop:$tag,
+    NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "$value $kind `(` $stage `,` $microbatch `)` `to` $peer "
                        "`tag` $tag `bytes` $bytes " # placementFormat;
 }
@@ -57,11 +57,11 @@ def Sched_RecvOp : Sched_CommOp<"recv"> {
   }];
   let arguments = !con((ins
     Sched_TensorKind:$kind,
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$microbatch,
-    NonNegI64Attr:$peer,
-    NonNegI64Attr:$tag,
-    NonNegI64Attr:$bytes), placement);
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
+    NonNegI64Prop:$peer,
+    NonNegI64Prop:$tag,
+    NonNegI64Prop:$bytes), placement);
   let results = (outs Sched_TensorType:$output);
   let assemblyFormat = "$kind `(` $stage `,` $microbatch `)` `from` $peer "
                        "`tag` $tag `bytes` $bytes attr-dict";
@@ -75,10 +75,10 @@ def Sched_SendWeightsOp : Sched_CommOp<"send_weights"> {
     ```
   }];
   let arguments = !con((ins
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$peer,
-    NonNegI64Attr:$tag,
-    NonNegI64Attr:$bytes), placement);
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$peer,
+    NonNegI64Prop:$tag,
+    NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "`(` $stage `)` `to` $peer `tag` $tag `bytes` $bytes "
                        # placementFormat;
 }
@@ -95,17 +95,17 @@ def Sched_FetchWeightsOp : Sched_CommOp<"fetch_weights"> {
     ```
   }];
   let arguments = !con((ins
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$peer,
-    NonNegI64Attr:$tag,
-    NonNegI64Attr:$bytes), placement);
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$peer,
+    NonNegI64Prop:$tag,
+    NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "`(` $stage `)` `from` $peer `tag` $tag `bytes` $bytes "
                        # placementFormat;
 }
 
 def Sched_ReleaseWeightsOp : Sched_CommOp<"release_weights"> {
   let summary = "free a fetched copy of a stage's weights";
-  let arguments = !con((ins NonNegI64Attr:$stage), placement);
+  let arguments = !con((ins NonNegI64Prop:$stage), placement);
   let assemblyFormat = "`(` $stage `)` " # placementFormat;
 }
 
@@ -120,9 +120,9 @@ def Sched_AllReduceGradOp : Sched_CommOp<"allreduce_grad"> {
     ```
   }];
   let arguments = !con((ins
-    NonNegI64Attr:$stage,
+    NonNegI64Prop:$stage,
     DenseI64ArrayAttr:$members,
-    NonNegI64Attr:$bytes), placement);
+    NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "`(` $stage `)` `over` $members `bytes` $bytes "
                        # placementFormat;
 }
@@ -135,17 +135,17 @@ def Sched_ReduceGradOp : Sched_CommOp<"reduce_grad"> {
     ```
   }];
   let arguments = !con((ins
-    NonNegI64Attr:$stage,
-    NonNegI64Attr:$root,
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$root,
     DenseI64ArrayAttr:$members,
-    NonNegI64Attr:$bytes), placement);
+    NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "`(` $stage `)` `to` $root `over` $members `bytes` "
                        "$bytes " # placementFormat;
 }
 
 def Sched_OptimizerStepOp : Sched_CommOp<"optimizer_step"> {
   let summary = "apply the optimizer to a stage's weights on an owner";
-  let arguments = !con((ins NonNegI64Attr:$stage), placement);
+  let arguments = !con((ins NonNegI64Prop:$stage), placement);
   let assemblyFormat = "`(` $stage `)` " # placementFormat;
 }
 
@@ -187,7 +187,7 @@ def Sched_RankOp : Sched_Op<"rank", [
     holds its ops in execution order. `owns` lists the stages whose weights
     the rank keeps for the whole run.
   }];
-  let arguments = (ins NonNegI64Attr:$rank, DenseI64ArrayAttr:$owns);
+  let arguments = (ins NonNegI64Prop:$rank, DenseI64ArrayAttr:$owns);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$rank `owns` $owns attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -215,12 +215,12 @@ def Sched_ProgramOp : Sched_Op<"program", [
     ```
   }];
   let arguments = (ins
-    PositiveI64Attr:$stages,
-    PositiveI64Attr:$microbatches,
-    PositiveI64Attr:$workers,
+    PositiveI64Prop:$stages,
+    PositiveI64Prop:$microbatches,
+    PositiveI64Prop:$workers,
     OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
     Sched_CostAttr:$cost,
-    NonNegI64Attr:$makespan,
+    NonNegI64Prop:$makespan,
     UnitAttr:$partial
   );
   let regions = (region SizedRegion<1>:$body);

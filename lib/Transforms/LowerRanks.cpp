@@ -43,8 +43,6 @@ public:
   void build();
 
 private:
-  /// Interned integer attributes: orders, tags and stages repeat.
-  IntegerAttr i64(int64_t v);
   void buildRank(int32_t worker, Block &body);
   /// Creates op `i` of a worker's program at the builder's insertion point.
   /// `received` collects (producer job, value) of the tensors received.
@@ -58,21 +56,10 @@ private:
   const sch::CommPlan &plan;
   OpBuilder builder;
   Type tensorType;
-  SmallVector<IntegerAttr> interned;
   /// Per worker: producer job -> the local value (its result or a receive).
   SmallVector<llvm::DenseMap<uint32_t, Value>> local;
 };
 } // namespace
-
-IntegerAttr RankBuilder::i64(int64_t v) {
-  if (v < 0 || v >= (int64_t(1) << 20))
-    return builder.getI64IntegerAttr(v);
-  if (static_cast<size_t>(v) >= interned.size())
-    interned.resize(v + 1);
-  if (!interned[v])
-    interned[v] = builder.getI64IntegerAttr(v);
-  return interned[v];
-}
 
 Value RankBuilder::valueOn(int32_t worker, uint32_t job) const {
   return local[worker].lookup(job);
@@ -97,8 +84,8 @@ void RankBuilder::buildOp(
                      builder.getInsertionPoint());
     copy->setOperands(operands);
     auto moved = cast<JobOpInterface>(copy);
-    moved.setComputeWorker({});
-    moved.setOrderIndex({});
+    moved.setComputeWorker(std::nullopt);
+    moved.setOrderIndex(std::nullopt);
     if (copy->getNumResults())
       local[worker][op.index] = copy->getResult(0);
     return;
@@ -109,11 +96,11 @@ void RankBuilder::buildOp(
     bool send = op.kind == sch::PlanOp::Send;
     if (m.kind == sch::Message::Weights) {
       if (send)
-        SendWeightsOp::create(builder, loc, i64(m.stage), i64(m.receiver),
-                              i64(m.tag), i64(m.bytes));
+        SendWeightsOp::create(builder, loc, m.stage, m.receiver,
+                              m.tag, m.bytes);
       else
-        FetchWeightsOp::create(builder, loc, i64(m.stage), i64(m.sender),
-                               i64(m.tag), i64(m.bytes));
+        FetchWeightsOp::create(builder, loc, m.stage, m.sender,
+                               m.tag, m.bytes);
       return;
     }
     auto kind = TensorKindAttr::get(step.getContext(),
@@ -122,35 +109,35 @@ void RankBuilder::buildOp(
                                         : TensorKind::Gradient);
     if (send) {
       SendOp::create(builder, loc, valueOn(worker, m.producer), kind,
-                     i64(m.stage), i64(m.microbatch), i64(m.receiver),
-                     i64(m.tag), i64(m.bytes));
+                     m.stage, m.microbatch, m.receiver,
+                     m.tag, m.bytes);
       return;
     }
-    auto recv = RecvOp::create(builder, loc, tensorType, kind, i64(m.stage),
-                               i64(m.microbatch), i64(m.sender), i64(m.tag),
-                               i64(m.bytes));
+    auto recv = RecvOp::create(builder, loc, tensorType, kind, m.stage,
+                               m.microbatch, m.sender, m.tag,
+                               m.bytes);
     local[worker][m.producer] = recv.getOutput();
     received.push_back({m.producer, recv.getOutput()});
     return;
   }
   case sch::PlanOp::ReleaseWeights:
-    ReleaseWeightsOp::create(builder, loc, i64(op.index));
+    ReleaseWeightsOp::create(builder, loc, op.index);
     return;
   case sch::PlanOp::Collective: {
     const sch::Reduction &r = plan.reductions[op.index];
     SmallVector<int64_t> members(r.members.begin(), r.members.end());
     auto membersAttr = builder.getDenseI64ArrayAttr(members);
     if (r.isAllReduce())
-      AllReduceGradOp::create(builder, loc, i64(r.stage), membersAttr,
-                              i64(r.bytes));
+      AllReduceGradOp::create(builder, loc, r.stage, membersAttr,
+                              r.bytes);
     else
-      ReduceGradOp::create(builder, loc, i64(r.stage), i64(r.owners.front()),
-                           membersAttr, i64(r.bytes));
+      ReduceGradOp::create(builder, loc, r.stage, r.owners.front(),
+                           membersAttr, r.bytes);
     return;
   }
   case sch::PlanOp::OptimizerStep:
     OptimizerStepOp::create(builder, loc,
-                            i64(plan.reductions[op.index].stage));
+                            plan.reductions[op.index].stage);
     return;
   }
 }
@@ -196,16 +183,16 @@ void RankBuilder::build() {
     makespan = std::max(makespan, job.end);
   builder.setInsertionPoint(step);
   auto program = ProgramOp::create(
-      builder, step.getLoc(), step.getStagesAttr(), step.getMicrobatchesAttr(),
-      step.getWorkersAttr(), step.getStageGraphAttr(), step.getCostOrDefault(),
-      i64(makespan), /*partial=*/UnitAttr());
+      builder, step.getLoc(), step.getStages(), step.getMicrobatches(),
+      step.getWorkers(), step.getStageGraphAttr(), step.getCostOrDefault(),
+      makespan, /*partial=*/UnitAttr());
   Block *body = new Block();
   program.getBody().push_back(body);
   local.resize(plan.programs.size());
   for (size_t w = 0; w < plan.programs.size(); ++w) {
     SmallVector<int64_t> owns(plan.owns[w].begin(), plan.owns[w].end());
     builder.setInsertionPointToEnd(body);
-    auto rank = RankOp::create(builder, step.getLoc(), i64(w),
+    auto rank = RankOp::create(builder, step.getLoc(), int64_t(w),
                                builder.getDenseI64ArrayAttr(owns));
     Block *rankBody = new Block();
     rank.getBody().push_back(rankBody);

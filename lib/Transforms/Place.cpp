@@ -32,22 +32,14 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
       return signalPassFailure();
 
     int64_t numWorkers = step.getWorkers();
-    // One uniqued attribute per worker used, interned on first use.
-    Builder builder(&getContext());
-    llvm::DenseMap<int64_t, IntegerAttr> workerAttr;
-
     // Returns the worker `map` gives `job`, or a diagnostic naming the job.
     auto evaluate = [&](JobOpInterface job, AffineMap map,
-                        StringRef role) -> FailureOr<IntegerAttr> {
+                        StringRef role) -> FailureOr<int64_t> {
       int64_t worker = evaluatePlacement(map, job.getStageIndex(),
                                          job.getMicrobatchIndex(),
                                          job.getDirection());
-      if (worker >= 0 && worker < numWorkers) {
-        IntegerAttr &attr = workerAttr[worker];
-        if (!attr)
-          attr = builder.getI64IntegerAttr(worker);
-        return attr;
-      }
+      if (worker >= 0 && worker < numWorkers)
+        return worker;
       return job->emitOpError()
              << role << " maps " << describeJob(job) << " to worker " << worker
              << ", outside [0, " << numWorkers << ")";
@@ -59,14 +51,14 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
         continue;
       // A placement written by hand wins.
       if (!job.getComputeWorker()) {
-        FailureOr<IntegerAttr> worker =
+        FailureOr<int64_t> worker =
             evaluate(job, scheme->compute, "w_compute");
         if (failed(worker))
           return signalPassFailure();
         job.setComputeWorker(*worker);
       }
       if (!job.getWeightsWorker()) {
-        FailureOr<IntegerAttr> worker =
+        FailureOr<int64_t> worker =
             evaluate(job, scheme->weights, "w_weights");
         if (failed(worker))
           return signalPassFailure();

@@ -21,10 +21,6 @@ using namespace pipesched;
 using namespace pipesched::sched;
 namespace sim = pipesched::scheduling;
 
-/// Times and positions below this are interned in a table; larger ones (long
-/// durations) go through the uniquer.
-static constexpr int64_t kInternLimit = 1 << 20;
-
 namespace {
 struct SchedSimulate : pipesched::impl::SchedSimulateBase<SchedSimulate> {
   using Base::Base;
@@ -169,21 +165,9 @@ void SchedSimulate::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Times and positions repeat a lot: intern each value once.
-  Builder builder(&getContext());
-  SmallVector<IntegerAttr> interned;
-  auto attrFor = [&](int64_t v) {
-    if (v >= kInternLimit)
-      return builder.getI64IntegerAttr(v);
-    if (static_cast<size_t>(v) >= interned.size())
-      interned.resize(v + 1);
-    if (!interned[v])
-      interned[v] = builder.getI64IntegerAttr(v);
-    return interned[v];
-  };
   const sim::Timeline &timeline = *result.timeline;
   for (auto [id, job] : llvm::enumerate(jobs)) {
-    job.setOrderIndex(attrFor(timeline.position[id]));
-    job.setTimes(attrFor(timeline.start[id]), attrFor(timeline.end[id]));
+    job.setOrderIndex(timeline.position[id]);
+    job.setTimes(timeline.start[id], timeline.end[id]);
   }
 }

@@ -209,10 +209,9 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
       return nullptr;
     }
     const Action &a = *it->second.action;
-    IntegerAttr rank = builder.getI64IntegerAttr(a.rank);
-    job.setComputeWorker(rank);
-    job.setWeightsWorker(rank);
-    job.setOrderIndex(builder.getI64IntegerAttr(it->second.order));
+    job.setComputeWorker(a.rank);
+    job.setWeightsWorker(a.rank);
+    job.setOrderIndex(it->second.order);
     op.setLoc(locAt(a.line, a.column));
   }
   if (failed(verify(*module)))

@@ -1,7 +1,7 @@
 // RUN: pipeline-opt %s -split-input-file -verify-diagnostics
 
 // Tests that a step needs at least one stage.
-// expected-error @below {{'sched.step' op attribute 'stages' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+// expected-error @below {{'sched.step' op property 'stages' failed to satisfy constraint: positive 64-bit integer}}
 sched.step stages = 0, microbatches = 1, workers = 1 {
 }
 
@@ -112,7 +112,7 @@ sched.step stages = 2, microbatches = 1, workers = 1 {
 
 // Tests that stage and microbatch are non-negative.
 sched.step stages = 2, microbatches = 1, workers = 1 {
-  // expected-error @below {{'sched.forward' op attribute 'stage' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  // expected-error @below {{'sched.forward' op property 'stage' failed to satisfy constraint: non-negative 64-bit integer}}
   %0 = sched.forward(-1, 0)
 }
 
@@ -287,7 +287,8 @@ sched.step stages = 2, microbatches = 1, workers = 1 partial {
 
 // Tests that malformed syntax is a located error, not a crash.
 sched.step stages = 1, microbatches = 1, workers = 1 {
-  // expected-error @below {{expected attribute value}}
+  // expected-error @below {{custom op 'sched.forward' expected integer value}}
+  // expected-error @below {{custom op 'sched.forward' invalid value for property stage, expected non-negative 64-bit integer}}
   %0 = sched.forward(zero, 0)
 }
 
