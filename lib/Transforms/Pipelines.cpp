@@ -9,9 +9,9 @@
 using namespace mlir;
 using namespace pipesched;
 
-void pipesched::buildLowerPipeline(OpPassManager &pm,
-                                   const LowerOptions &options) {
-  // Phase 1, on every step: the job graph, placed and simulated.
+void pipesched::buildSchedulePipeline(OpPassManager &pm,
+                                      const LowerOptions &options) {
+  // On every step: the job graph, placed and simulated.
   OpPassManager &step = pm.nest<sched::StepOp>();
   SchedExpandOptions expand;
   expand.maxJobs = options.maxJobs;
@@ -27,7 +27,11 @@ void pipesched::buildLowerPipeline(OpPassManager &pm,
   SchedVerifyPhaseOptions scheduled;
   scheduled.phase = Phase::Scheduled;
   pm.addPass(createSchedVerifyPhase(scheduled));
-  // Phase 2: the module's steps become programs.
+}
+
+void pipesched::buildRanksPipeline(OpPassManager &pm,
+                                   const LowerOptions &options) {
+  // The module's steps become programs.
   SchedLowerRanksOptions ranks;
   ranks.prefetchDepth = options.prefetchDepth;
   ranks.verifyPlan = options.verify;
@@ -39,10 +43,27 @@ void pipesched::buildLowerPipeline(OpPassManager &pm,
     pm.addPass(createSchedVerifyDeadlockFree());
 }
 
+void pipesched::buildLowerPipeline(OpPassManager &pm,
+                                   const LowerOptions &options) {
+  buildSchedulePipeline(pm, options);
+  buildRanksPipeline(pm, options);
+}
+
 void pipesched::registerPipelines() {
   PassPipelineRegistration<LowerOptions>(
+      "pipeline-schedule",
+      "Phase 1: expand, place and simulate every step, then check that every "
+      "job is placed and timed (--sched-verify-phase=phase=scheduled)",
+      buildSchedulePipeline);
+  PassPipelineRegistration<LowerOptions>(
+      "pipeline-ranks",
+      "Phase 2: turn every simulated step into a sched.program of verified "
+      "rank programs: lower-ranks, verify-phase=lowered, "
+      "verify-deadlock-free",
+      buildRanksPipeline);
+  PassPipelineRegistration<LowerOptions>(
       "pipeline-lower",
-      "Lower step specs to verified per-rank programs: expand, place, "
-      "simulate, lower-ranks, verify-deadlock-free",
+      "Lower step specs to verified per-rank programs: pipeline-schedule "
+      "then pipeline-ranks",
       buildLowerPipeline);
 }

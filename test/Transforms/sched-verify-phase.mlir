@@ -18,3 +18,13 @@ sched.step stages = 1, microbatches = 1, workers = 1 strategy #sched.ddp {
 
 // LOWERED-COUNT-2: error: 'sched.step' op is left after the lowering phase: every step must become a sched.program
 // PROGRAM: sched.program
+
+// The phase pipelines compose to --pipeline-lower.
+// RUN: pipeline-opt %S/Inputs/placed.mlir --pipeline-lower > %t.one
+// RUN: pipeline-opt %S/Inputs/placed.mlir --pipeline-schedule | pipeline-opt --pipeline-ranks > %t.two
+// RUN: diff %t.one %t.two
+// RUN: pipeline-opt %S/Inputs/placed.mlir --pipeline-schedule | FileCheck %s --check-prefix=SCHEDULED
+// SCHEDULED: sched.step
+// SCHEDULED: sched.forward(0, 0) on 0 weights 0 order 0 at 0 to 1
+// RUN: not pipeline-opt %S/Inputs/placed.mlir --pipeline-ranks 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
+// UNSCHEDULED: error: 'sched.forward' op forward (s=0, b=0) is not simulated: run --sched-place and --sched-simulate first

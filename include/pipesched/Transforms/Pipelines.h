@@ -49,12 +49,23 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       llvm::cl::init(true)};
 };
 
-/// Phase 1 on every `sched.step` (expand, place, simulate), phase 2 on the
+/// Phase 1 (`pipeline-schedule`): expand, place and simulate every
+/// `sched.step`, then --sched-verify-phase=phase=scheduled. Reads the
+/// expand and simulate options.
+void buildSchedulePipeline(mlir::OpPassManager &pm, const LowerOptions &options);
+
+/// Phase 2 (`pipeline-ranks`): every simulated step becomes a
+/// `sched.program` (--sched-lower-ranks), then
+/// --sched-verify-phase=phase=lowered and, unless disabled,
+/// --sched-verify-deadlock-free. Reads `prefetch-depth` and `verify`.
+void buildRanksPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
+
+/// Both phases. Phase 1 on every `sched.step` (expand, place, simulate), phase 2 on the
 /// module (lower-ranks: steps become `sched.program`s, and unless disabled
 /// verify-deadlock-free). `pm` runs on a builtin.module.
 void buildLowerPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
-/// Registers `pipeline-lower` with the global pipeline registry.
+/// Registers `pipeline-schedule`, `pipeline-ranks` and `pipeline-lower`.
 void registerPipelines();
 
 } // namespace pipesched
