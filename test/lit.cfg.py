@@ -15,6 +15,9 @@ config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.s
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.pipesched_src_root, "examples")))
 config.substitutions.append(("%docs", os.path.join(config.pipesched_src_root, "docs")))
+# The build tree (cmake --install of it) and lit itself (nested suites).
+config.substitutions.append(("%objroot", config.pipesched_obj_root))
+config.substitutions.append(("%lit", os.path.join(config.llvm_tools_dir, "lit")))
 # The reference generated from ODS (add_mlir_doc).
 config.substitutions.append(("%gendocs", os.path.join(config.pipesched_obj_root, "docs")))
 

@@ -12,6 +12,7 @@
 
 #include "pipesched/InitAllDialects.h"
 #include "pipesched/Target/Program.h"
+#include "pipesched/Tools/DiagnosticDefaults.h"
 #include "pipesched/Transforms/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -49,6 +50,7 @@ llvm::cl::opt<std::string> lowerOptions(
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(category);
+  pipesched::addVersionPrinter();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "pipeline-compile: compile a sched.step spec to per-rank programs\n");

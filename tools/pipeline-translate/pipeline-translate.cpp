@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
   pipesched::registerExportTorchCSV();
   pipesched::registerExportProgram();
   pipesched::hideLLVMOptions();
+  pipesched::addVersionPrinter();
   std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
   return mlir::failed(mlir::mlirTranslateMain(
       int(args.size()) - 1, args.data(), "pipesched translation driver\n"));

@@ -10,7 +10,11 @@
 #ifndef PIPESCHED_TOOLS_DIAGNOSTICDEFAULTS_H
 #define PIPESCHED_TOOLS_DIAGNOSTICDEFAULTS_H
 
+#include "pipesched/Program/Schema.h"
+#include "pipesched/Version.h"
+
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 #include <vector>
@@ -38,6 +42,16 @@ inline void hideLLVMOptions() {
       continue;
     entry.second->setHiddenFlag(llvm::cl::Hidden);
   }
+}
+
+/// `--version` names pipesched's version and the program format it writes
+/// (the format version is the stability promise of docs/program-format.md),
+/// before LLVM's.
+inline void addVersionPrinter() {
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "pipesched " PIPESCHED_VERSION ", program format version "
+       << program::kVersion << "\n";
+  });
 }
 
 } // namespace pipesched
