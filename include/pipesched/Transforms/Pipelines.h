@@ -19,7 +19,7 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
   Option<int64_t> maxJobs{
       *this, "max-jobs",
       llvm::cl::desc("Refuse to expand a step into more jobs than this"),
-      llvm::cl::init(int64_t(1) << 25)};
+      llvm::cl::init(int64_t(1) << 22)};
   Option<int64_t> transferTime{
       *this, "transfer-time",
       llvm::cl::desc("Time added to an input made on another worker"),

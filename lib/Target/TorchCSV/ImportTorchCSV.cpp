@@ -18,6 +18,9 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace pipesched;
@@ -106,6 +109,14 @@ LogicalResult CSVImporter::parseCell(StringRef cell, int64_t rank,
   if (number.empty() || number.getAsInteger(10, microbatch))
     return emitError(locAt(line, column))
            << "action '" << cell << "' has no microbatch number";
+  // Indices size tables: bound them before anything is allocated.
+  constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max() - 1;
+  if (stage > kMaxIndex || microbatch > kMaxIndex)
+    return emitError(locAt(line, column))
+           << "action '" << cell << "' names "
+           << (stage > kMaxIndex ? "stage " : "microbatch ")
+           << (stage > kMaxIndex ? stage : microbatch) << ", more than "
+           << kMaxIndex;
   actions.push_back({stage, microbatch, rank, *compute, line, column});
   numStages = std::max(numStages, stage + 1);
   numMicrobatches = std::max(numMicrobatches, microbatch + 1);
@@ -186,6 +197,25 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
         return nullptr;
       }
     }
+  }
+
+  // The step has every job of stages x microbatches (the largest indices
+  // named); a schedule that runs far fewer cannot be complete. Refused
+  // before the graph is built, so that huge indices allocate nothing; a
+  // schedule short of a few jobs gets the precise message below.
+  int64_t expected = 0;
+  if (llvm::MulOverflow(numStages, numMicrobatches, expected) ||
+      llvm::MulOverflow(expected, int64_t(split ? 3 : 2), expected) ||
+      expected > static_cast<int64_t>(slots.size()) + 1024) {
+    const Action *widest = &actions.front();
+    for (const Action &a : actions)
+      if (a.stage + 1 == numStages || a.microbatch + 1 == numMicrobatches)
+        widest = &a;
+    emitError(locAt(widest->line, widest->column))
+        << "the CSV schedule names " << numStages << " stages and "
+        << numMicrobatches << " microbatches but runs only " << slots.size()
+        << " of their jobs (every forward and backward must appear once)";
+    return nullptr;
   }
 
   OpBuilder builder(ctx);
