@@ -93,8 +93,6 @@ static bool toCommOp(Operation *op, uint32_t id, sch::CommOp &comm) {
       .Default([](Operation *) { return false; });
 }
 
-static LogicalResult verifyProgram(ProgramOp step);
-
 void SchedVerifyDeadlockFree::runOnOperation() {
   SmallVector<ProgramOp> programs;
   StepOp unlowered;
@@ -112,12 +110,11 @@ void SchedVerifyDeadlockFree::runOnOperation() {
     return signalPassFailure();
   }
   for (ProgramOp program : programs)
-    if (failed(verifyProgram(program)))
+    if (failed(verifyDeadlockFree(program)))
       return signalPassFailure();
 }
 
-/// Proves one program deadlock-free, or reports why not.
-static LogicalResult verifyProgram(ProgramOp step) {
+LogicalResult pipesched::verifyDeadlockFree(ProgramOp step) {
   std::vector<Operation *> ops; // id -> op
   std::vector<sch::RankProgram> programs;
   for (Operation &rankOp : step.getBody().front()) {

@@ -18,6 +18,11 @@ enum class Phase {
   Lowered,   ///< no step is left: only sched.program
 };
 
+/// Proves the rank programs of `program` deadlock-free by abstract execution
+/// (lib/Scheduling/DeadlockCheck), or reports the waiting ranks or the
+/// mismatched operations; what --sched-verify-deadlock-free runs.
+llvm::LogicalResult verifyDeadlockFree(sched::ProgramOp program);
+
 #define GEN_PASS_DECL
 #include "pipesched/Transforms/Passes.h.inc"
 

@@ -13,6 +13,7 @@
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Program/Schema.h"
+#include "pipesched/Transforms/Passes.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -277,6 +278,10 @@ LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
   op->getContext()->printOpOnDiagnostic(false);
   FailureOr<ProgramOp> program = getSingleProgram(op);
   if (failed(program))
+    return failure();
+  // A program written by hand (or edited) is proven before it is written:
+  // the runtime would refuse it anyway, later and with less context.
+  if (failed(verifyDeadlockFree(*program)))
     return failure();
   ProgramWriter(*program).write(os);
   os << "\n";
