@@ -49,23 +49,4 @@ def Sched_JobOpInterface : OpInterface<"JobOpInterface"> {
   ];
 }
 
-def Sched_ProgramOpInterface : OpInterface<"ProgramOpInterface"> {
-  let cppNamespace = "::pipesched::sched";
-  let description = [{
-    A job of a step before `--sched-lower-ranks`: where it runs (`on`) and
-    at which position of that worker's program (`order`). In a rank program
-    both are implied by the rank and the region order.
-  }];
-  let methods = [
-    InterfaceMethod<"The worker whose program holds the op, if placed.",
-      "std::optional<int64_t>", "getProgramWorker", (ins)>,
-    InterfaceMethod<"The op's position in its worker's program, if ordered.",
-      "std::optional<int64_t>", "getProgramOrder", (ins),
-      [{}], [{ return $_op.getOrder(); }]>,
-    InterfaceMethod<"Sets the op's position in its worker's program.", "void",
-      "setProgramOrder", (ins "std::optional<int64_t>":$position),
-      [{}], [{ $_op.setOrder(position); }]>,
-  ];
-}
-
 #endif // PIPESCHED_SCHED_INTERFACES_TD

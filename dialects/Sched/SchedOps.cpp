@@ -99,19 +99,26 @@ StepShape pipesched::sched::getEnclosingShape(Operation *op) {
   return {};
 }
 
-FailureOr<ProgramOp> pipesched::sched::getSingleProgram(Operation *op) {
-  SmallVector<ProgramOp> programs;
-  StepOp step;
+void pipesched::sched::collectStepsAndPrograms(
+    Operation *op, SmallVectorImpl<StepOp> &steps,
+    SmallVectorImpl<ProgramOp> &programs) {
+  // Neither nests, so their bodies (millions of jobs) are not visited.
   op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
     if (auto program = dyn_cast<ProgramOp>(nested))
       programs.push_back(program);
-    else if (auto s = dyn_cast<StepOp>(nested))
-      step = s;
+    else if (auto step = dyn_cast<StepOp>(nested))
+      steps.push_back(step);
     return isa<ProgramOp, StepOp>(nested) ? WalkResult::skip()
                                           : WalkResult::advance();
   });
-  if (programs.empty() && step)
-    return step.emitOpError(
+}
+
+FailureOr<ProgramOp> pipesched::sched::getSingleProgram(Operation *op) {
+  SmallVector<StepOp> steps;
+  SmallVector<ProgramOp> programs;
+  collectStepsAndPrograms(op, steps, programs);
+  if (programs.empty() && !steps.empty())
+    return steps.front().emitOpError(
         "has no rank programs to write: lower it first with "
         "`pipeline-opt --pipeline-lower` (or compile the spec in one command "
         "with `pipeline-compile`)");
@@ -144,10 +151,10 @@ static std::string describeOp(Operation *op) {
 /// Checks an ordered job of a step against the other jobs of its worker: one
 /// job per position, and a job after every input made on the same worker.
 static LogicalResult verifyWorkerOrder(
-    ProgramOpInterface op,
+    JobOpInterface op,
     llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> &slots) {
-  std::optional<int64_t> worker = op.getProgramWorker(),
-                         order = op.getProgramOrder();
+  std::optional<int64_t> worker = op.getComputeWorker(),
+                         order = op.getOrderIndex();
   if (!worker || !order)
     return success();
   auto [it, inserted] = slots.try_emplace({*worker, *order}, op);
@@ -160,15 +167,15 @@ static LogicalResult verifyWorkerOrder(
     return diag;
   }
   for (Value operand : op->getOperands()) {
-    auto producer = operand.getDefiningOp<ProgramOpInterface>();
-    if (!producer || producer.getProgramWorker() != worker ||
-        !producer.getProgramOrder() || *producer.getProgramOrder() < *order)
+    auto producer = operand.getDefiningOp<JobOpInterface>();
+    if (!producer || producer.getComputeWorker() != worker ||
+        !producer.getOrderIndex() || *producer.getOrderIndex() < *order)
       continue;
     InFlightDiagnostic diag =
         op->emitOpError() << describeOp(op) << " runs at position " << *order
                           << " on worker " << *worker
                           << ", not after its input " << describeOp(producer)
-                          << " at position " << *producer.getProgramOrder();
+                          << " at position " << *producer.getOrderIndex();
     diag.attachNote(producer->getLoc()) << "the input is made here";
     return diag;
   }
@@ -243,14 +250,11 @@ LogicalResult StepOp::verifyRegions() {
   llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> slots;
   unsigned index = 0;
   for (Operation &op : getBody().front()) {
-    auto program = dyn_cast<ProgramOpInterface>(op);
-    if (!program)
-      return op.emitOpError("is not a job and cannot appear in a step");
-    if (failed(verifyWorkerOrder(program, slots)))
-      return failure();
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
-      continue;
+      return op.emitOpError("is not a job and cannot appear in a step");
+    if (failed(verifyWorkerOrder(job, slots)))
+      return failure();
     int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
                            job.getMicrobatchIndex(), job.getDirection());
     auto [it, inserted] = position.try_emplace(key, index++, &op);
@@ -421,12 +425,6 @@ LogicalResult BackwardWeightOp::verify() {
 //===----------------------------------------------------------------------===//
 // Program ops
 //===----------------------------------------------------------------------===//
-
-std::optional<int64_t> ForwardOp::getProgramWorker() { return getCompute(); }
-std::optional<int64_t> BackwardOp::getProgramWorker() { return getCompute(); }
-std::optional<int64_t> BackwardWeightOp::getProgramWorker() {
-  return getCompute();
-}
 
 /// The rank whose program holds `op`.
 static int64_t rankOf(Operation *op) {

@@ -99,10 +99,8 @@ def Sched_StepOp : Sched_Op<"step", [
 
 class Sched_JobOp<string mnemonic, list<Trait> traits = []>
     : Sched_Op<mnemonic, !listconcat(traits, [
-            ParentOneOf<["StepOp", "RankOp"]>,
-        DeclareOpInterfaceMethods<Sched_JobOpInterface>,
-        DeclareOpInterfaceMethods<Sched_ProgramOpInterface,
-                                  ["getProgramWorker"]>])> {
+        ParentOneOf<["StepOp", "RankOp"]>,
+        DeclareOpInterfaceMethods<Sched_JobOpInterface>])> {
   let hasVerifier = 1;
 }
 

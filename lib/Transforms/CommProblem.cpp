@@ -2,24 +2,14 @@
 
 #include "CommProblem.h"
 
+#include "pipesched/Dialect/Sched/SchedScheme.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 using namespace pipesched;
 using namespace pipesched::sched;
 namespace sch = pipesched::scheduling;
-
-static sch::Direction toDirection(Direction d) {
-  switch (d) {
-  case Direction::Forward:
-    return sch::Direction::Forward;
-  case Direction::Backward:
-    return sch::Direction::Backward;
-  case Direction::BackwardWeight:
-    return sch::Direction::BackwardWeight;
-  }
-  llvm_unreachable("unknown direction");
-}
 
 FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
                                                        int64_t prefetchDepth) {
@@ -51,7 +41,7 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
     p.jobs.push_back({static_cast<int32_t>(*worker),
                       static_cast<int32_t>(job.getWeightsWorker().value_or(*worker)),
                       job.getStageIndex(), job.getMicrobatchIndex(),
-                      toDirection(job.getDirection()), *start, *end, *order});
+                      toSchedulingDirection(job.getDirection()), *start, *end, *order});
     // Operands dominate their users: producers are already indexed.
     for (Value operand : op.getOperands())
       p.inputs.push_back(indexOf.lookup(operand.getDefiningOp()));

@@ -223,12 +223,9 @@ static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
 
 void SchedLowerRanks::runOnOperation() {
   SmallVector<StepOp> steps;
-  getOperation().walk<WalkOrder::PreOrder>([&](StepOp step) {
-    if (!step.isSpec())
-      steps.push_back(step);
-    return WalkResult::skip();
-  });
+  SmallVector<ProgramOp> programs;
+  collectStepsAndPrograms(getOperation(), steps, programs);
   for (StepOp step : steps)
-    if (!lowerStep(step, prefetchDepth, verifyPlan))
+    if (!step.isSpec() && !lowerStep(step, prefetchDepth, verifyPlan))
       return signalPassFailure();
 }

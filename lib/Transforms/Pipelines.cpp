@@ -9,6 +9,12 @@
 using namespace mlir;
 using namespace pipesched;
 
+static std::unique_ptr<Pass> verifyPhase(Phase phase) {
+  SchedVerifyPhaseOptions options;
+  options.phase = phase;
+  return createSchedVerifyPhase(options);
+}
+
 void pipesched::buildSchedulePipeline(OpPassManager &pm,
                                       const LowerOptions &options) {
   // On every step: the job graph, placed and simulated.
@@ -24,9 +30,7 @@ void pipesched::buildSchedulePipeline(OpPassManager &pm,
   simulate.noMemoryCap = options.noMemoryCap;
   simulate.reorder = options.reorder;
   step.addPass(createSchedSimulate(simulate));
-  SchedVerifyPhaseOptions scheduled;
-  scheduled.phase = Phase::Scheduled;
-  pm.addPass(createSchedVerifyPhase(scheduled));
+  pm.addPass(verifyPhase(Phase::Scheduled));
 }
 
 void pipesched::buildRanksPipeline(OpPassManager &pm,
@@ -36,9 +40,7 @@ void pipesched::buildRanksPipeline(OpPassManager &pm,
   ranks.prefetchDepth = options.prefetchDepth;
   ranks.verifyPlan = options.verify;
   pm.addPass(createSchedLowerRanks(ranks));
-  SchedVerifyPhaseOptions lowered;
-  lowered.phase = Phase::Lowered;
-  pm.addPass(createSchedVerifyPhase(lowered));
+  pm.addPass(verifyPhase(Phase::Lowered));
   if (options.verify)
     pm.addPass(createSchedVerifyDeadlockFree());
 }

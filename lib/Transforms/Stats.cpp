@@ -75,74 +75,55 @@ static FailureOr<StepStats> collect(StepOp step) {
       sweep += cost.getDuration(s, d);
   stats.unit = sweep / stats.stages;
 
-  // Each job's fields, read once through the interface.
-  struct Placed {
-    Operation *op;
-    int64_t stage, microbatch;
-    Direction dir;
-    int64_t worker, weights, order, start, end;
-  };
-  SmallVector<Placed> jobs;
-  for (Operation &op : step.getBody().front()) {
-    auto job = cast<JobOpInterface>(op);
-    std::optional<int64_t> worker = job.getComputeWorker(),
-                           order = job.getOrderIndex(),
-                           start = job.getStartTime(), end = job.getEndTime();
-    if (!worker || !order || !start || !end)
-      return job->emitOpError()
-             << describeJob(job)
-             << " has no simulated time: run --sched-simulate first";
-    jobs.push_back({job, job.getStageIndex(), job.getMicrobatchIndex(),
-                    job.getDirection(), *worker,
-                    job.getWeightsWorker().value_or(*worker), *order, *start,
-                    *end});
-    WorkerStats &w = stats.perWorker[*worker];
-    ++w.jobs;
-    w.busy += *end - *start;
-    stats.latency = std::max(stats.latency, *end);
-  }
-
-  // Traffic: what the lowering will send, from the same plan.
-  FailureOr<StepCommProblem> input = buildCommProblem(step, /*prefetchDepth=*/1);
+  // Every job's placement and times, read once: the same conversion the
+  // lowering plans from, so the traffic below is what it will send.
+  FailureOr<StepCommProblem> input =
+      buildCommProblem(step, /*prefetchDepth=*/1);
   if (failed(input))
     return failure();
-  if (std::string error = input->problem.check(); !error.empty())
+  const scheduling::CommProblem &problem = input->problem;
+  if (std::string error = problem.check(); !error.empty())
     return step.emitOpError() << "cannot plan communication: " << error;
-  scheduling::Traffic traffic = scheduling::accountTraffic(
-      input->problem, scheduling::planCommunication(input->problem));
   llvm::DenseSet<std::pair<int64_t, int64_t>> owned;
-  for (const Placed &p : jobs)
-    if (owned.insert({p.weights, p.stage}).second)
-      ++stats.perWorker[p.weights].weightsOwned;
+  for (const scheduling::PlannedJob &p : problem.jobs) {
+    WorkerStats &w = stats.perWorker[p.worker];
+    ++w.jobs;
+    w.busy += p.end - p.start;
+    stats.latency = std::max(stats.latency, p.end);
+    if (owned.insert({p.owner, p.stage}).second)
+      ++stats.perWorker[p.owner].weightsOwned;
+  }
+
+  scheduling::Traffic traffic = scheduling::accountTraffic(
+      problem, scheduling::planCommunication(problem));
   for (auto [w, ws] : llvm::enumerate(stats.perWorker)) {
     ws.actRecv = traffic.activationsReceived[w];
     ws.gradRecv = traffic.gradientsReceived[w];
     ws.weightFetches = traffic.weightFetches[w];
   }
 
-  llvm::DenseMap<std::pair<int64_t, int64_t>, const Placed *> forwardOf;
-  for (const Placed &p : jobs)
-    if (p.dir == Direction::Forward)
-      forwardOf[{p.stage, p.microbatch}] = &p;
   // Live activations through the scheduler's accounting: a forward's input
   // is live on its worker from its start until the job that consumes it
   // last (the backward, or its weight-gradient half) ends.
+  using scheduling::Direction;
   Direction lastUse = split ? Direction::BackwardWeight : Direction::Backward;
-  llvm::DenseMap<const Placed *, uint32_t> indexOf;
-  for (auto [i, p] : llvm::enumerate(jobs))
-    indexOf[&p] = static_cast<uint32_t>(i);
+  llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
+  for (auto [i, p] : llvm::enumerate(problem.jobs))
+    if (p.direction == Direction::Forward)
+      forwardOf[{p.stage, p.microbatch}] = static_cast<uint32_t>(i);
   scheduling::JobGraph graph;
   graph.numWorkers = static_cast<int32_t>(stats.workers);
   std::vector<int64_t> start, end;
-  for (const Placed &p : jobs) {
+  for (const scheduling::PlannedJob &p : problem.jobs) {
     scheduling::Job job;
-    job.worker = static_cast<int32_t>(p.worker);
-    if (p.dir == Direction::Forward) {
+    job.worker = p.worker;
+    if (p.direction == Direction::Forward) {
       job.acquire = 1;
       job.acquireBytes = cost.getActBytes();
-    } else if (p.dir == lastUse) {
-      if (const Placed *fwd = forwardOf.lookup({p.stage, p.microbatch}))
-        job.releases = indexOf.lookup(fwd);
+    } else if (p.direction == lastUse) {
+      auto fwd = forwardOf.find({p.stage, p.microbatch});
+      if (fwd != forwardOf.end())
+        job.releases = fwd->second;
     }
     graph.jobs.push_back(job);
     start.push_back(p.start);
@@ -259,29 +240,27 @@ static llvm::json::Value toJson(const StepStats &s) {
 }
 
 void SchedStats::runOnOperation() {
+  SmallVector<StepOp> stepOps;
+  SmallVector<ProgramOp> programs;
+  collectStepsAndPrograms(getOperation(), stepOps, programs);
   // Rank programs no longer hold the schedule's timeline as a whole.
-  WalkResult lowered = getOperation().walk([&](ProgramOp program) {
-    program.emitOpError("holds rank programs: run --sched-stats before "
-                        "--sched-lower-ranks");
-    return WalkResult::interrupt();
-  });
-  if (lowered.wasInterrupted())
+  if (!programs.empty()) {
+    programs.front().emitOpError("holds rank programs: run --sched-stats "
+                                 "before --sched-lower-ranks");
     return signalPassFailure();
+  }
   llvm::json::Array steps;
-  WalkResult walk = getOperation().walk([&](StepOp step) {
+  for (StepOp step : stepOps) {
     if (step.isSpec())
-      return WalkResult::advance();
+      continue;
     FailureOr<StepStats> stats = collect(step);
     if (failed(stats))
-      return WalkResult::interrupt();
+      return signalPassFailure();
     if (format == StatsFormat::Table)
       printTable(llvm::outs(), *stats);
     else
       steps.push_back(toJson(*stats));
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return signalPassFailure();
+  }
   if (format == StatsFormat::Json)
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(
                                                llvm::json::Object{

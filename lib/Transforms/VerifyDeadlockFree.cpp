@@ -94,19 +94,12 @@ static bool toCommOp(Operation *op, uint32_t id, sch::CommOp &comm) {
 }
 
 void SchedVerifyDeadlockFree::runOnOperation() {
+  SmallVector<StepOp> steps;
   SmallVector<ProgramOp> programs;
-  StepOp unlowered;
-  getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto program = dyn_cast<ProgramOp>(op))
-      programs.push_back(program);
-    else if (auto step = dyn_cast<StepOp>(op); step && !unlowered)
-      unlowered = step;
-    return isa<ProgramOp, StepOp>(op) ? WalkResult::skip()
-                                      : WalkResult::advance();
-  });
-  if (programs.empty() && unlowered) {
-    unlowered.emitOpError("has no rank programs to verify: run "
-                          "--sched-lower-ranks first");
+  collectStepsAndPrograms(getOperation(), steps, programs);
+  if (programs.empty() && !steps.empty()) {
+    steps.front().emitOpError("has no rank programs to verify: run "
+                              "--sched-lower-ranks first");
     return signalPassFailure();
   }
   for (ProgramOp program : programs)

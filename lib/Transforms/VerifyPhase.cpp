@@ -36,16 +36,17 @@ static LogicalResult verifyScheduled(StepOp step) {
 }
 
 void SchedVerifyPhase::runOnOperation() {
-  WalkResult result = getOperation().walk<WalkOrder::PreOrder>([&](StepOp step) {
+  SmallVector<StepOp> steps;
+  SmallVector<ProgramOp> programs;
+  collectStepsAndPrograms(getOperation(), steps, programs);
+  for (StepOp step : steps) {
     if (phase == Phase::Lowered) {
       step.emitOpError("is left after the lowering phase: every step must "
                        "become a sched.program");
-      return WalkResult::interrupt();
+      return signalPassFailure();
     }
-    return failed(verifyScheduled(step)) ? WalkResult::interrupt()
-                                         : WalkResult::skip();
-  });
-  if (result.wasInterrupted())
-    return signalPassFailure();
+    if (failed(verifyScheduled(step)))
+      return signalPassFailure();
+  }
   markAllAnalysesPreserved();
 }

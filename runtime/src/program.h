@@ -24,15 +24,7 @@ using program::isPointToPoint;
 using program::opName;
 
 // Tensor ids an op reads or writes, in operand order.
-struct IdList {
-  const int64_t *first = nullptr;
-  uint32_t count = 0;
-  const int64_t *begin() const { return first; }
-  const int64_t *end() const { return first + count; }
-  uint32_t size() const { return count; }
-  bool empty() const { return count == 0; }
-  int64_t operator[](uint32_t i) const { return first[i]; }
-};
+using IdList = View<int64_t>;
 
 // One op. Fields an op kind does not use keep their defaults.
 struct Op {

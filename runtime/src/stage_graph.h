@@ -13,16 +13,19 @@
 
 namespace pipesched::runtime {
 
-// A view of consecutive ints (predecessors or successors of a stage).
-struct StageList {
-  const int *first = nullptr;
+// A read-only view of consecutive values (C++17 has no std::span).
+template <class T> struct View {
+  const T *first = nullptr;
   size_t count = 0;
-  const int *begin() const { return first; }
-  const int *end() const { return first + count; }
+  const T *begin() const { return first; }
+  const T *end() const { return first + count; }
   size_t size() const { return count; }
   bool empty() const { return count == 0; }
-  int operator[](size_t i) const { return first[i]; }
+  T operator[](size_t i) const { return first[i]; }
 };
+
+// The predecessors or successors of a stage.
+using StageList = View<int>;
 
 class StageGraph {
 public:

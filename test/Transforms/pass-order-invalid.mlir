@@ -11,7 +11,7 @@
 // RUN: pipeline-opt %S/Inputs/placed.mlir --sched-simulate | not pipeline-translate --sched-to-program 2>&1 | FileCheck %s --check-prefix=UNLOWERED
 // UNLOWERED: error: 'sched.step' op has no rank programs to write: lower it first with `pipeline-opt --pipeline-lower` (or compile the spec in one command with `pipeline-compile`)
 // RUN: not pipeline-opt %S/Inputs/placed.mlir --sched-stats 2>&1 | FileCheck %s --check-prefix=STATS
-// STATS: error: 'sched.forward' op forward (s=0, b=0) has no simulated time: run --sched-simulate first
+// STATS: error: 'sched.forward' op forward (s=0, b=0) is not simulated: run --sched-place and --sched-simulate first
 // RUN: not pipeline-opt %S/Inputs/placed.mlir --pipeline-lower --sched-stats 2>&1 | FileCheck %s --check-prefix=LOWERED
 // LOWERED: error: 'sched.program' op holds rank programs: run --sched-stats before --sched-lower-ranks
 // RUN: pipeline-opt %S/Inputs/placed.mlir --pipeline-lower | not pipeline-translate --sched-to-torch-csv 2>&1 | FileCheck %s --check-prefix=CSV

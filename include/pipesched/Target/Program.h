@@ -13,10 +13,14 @@
 
 namespace pipesched {
 
-/// Writes the rank programs of the single lowered `sched.step` under `op` as
+/// Writes the rank programs of the single `sched.program` under `op` as
 /// a program document (pipesched/Program/Schema.h). Fails, naming the
-/// pipeline to run, when the step is not lowered.
-llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os);
+/// pipeline to run, when `op` holds an unlowered `sched.step` instead.
+/// With `verify`, the programs are first proven deadlock-free
+/// (verifyDeadlockFree); callers that just ran --pipeline-lower with its
+/// verification may skip it.
+llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os,
+                                  bool verify = true);
 
 /// Registers `--sched-to-program` with mlir-translate's registry.
 void registerExportProgram();

@@ -272,16 +272,15 @@ void ProgramWriter::write(llvm::raw_ostream &os) {
   os << "\n]}";
 }
 
-LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os) {
-  // A translation serializes; compiling is a separate, explicit step. The
-  // message is located; printing the whole step would bury it.
-  op->getContext()->printOpOnDiagnostic(false);
+LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os,
+                                      bool verify) {
+  // A translation serializes; compiling is a separate, explicit step.
   FailureOr<ProgramOp> program = getSingleProgram(op);
   if (failed(program))
     return failure();
   // A program written by hand (or edited) is proven before it is written:
   // the runtime would refuse it anyway, later and with less context.
-  if (failed(verifyDeadlockFree(*program)))
+  if (verify && failed(verifyDeadlockFree(*program)))
     return failure();
   ProgramWriter(*program).write(os);
   os << "\n";
@@ -292,6 +291,10 @@ void pipesched::registerExportProgram() {
   TranslateFromMLIRRegistration registration(
       "sched-to-program",
       "write the rank programs of a lowered step (docs/program-format.md)",
-      [](Operation *op, llvm::raw_ostream &os) { return exportProgram(op, os); },
+      [](Operation *op, llvm::raw_ostream &os) {
+        // The message is located; printing the whole step would bury it.
+        op->getContext()->printOpOnDiagnostic(false);
+        return exportProgram(op, os);
+      },
       [](DialectRegistry &registry) { registry.insert<SchedDialect>(); });
 }

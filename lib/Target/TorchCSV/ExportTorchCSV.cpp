@@ -30,11 +30,12 @@ static char actionKind(Direction d, bool split) {
 }
 
 LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
-  ProgramOp lowered;
-  op->walk([&](ProgramOp program) { lowered = program; });
-  if (lowered)
-    return lowered.emitOpError("holds rank programs: export them with "
-                               "--sched-to-program");
+  SmallVector<StepOp> steps;
+  SmallVector<ProgramOp> programs;
+  collectStepsAndPrograms(op, steps, programs);
+  if (!programs.empty())
+    return programs.front().emitOpError("holds rank programs: export them "
+                                        "with --sched-to-program");
   FailureOr<StepOp> single = getSingleStep(op);
   if (failed(single))
     return failure();

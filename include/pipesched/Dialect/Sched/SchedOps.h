@@ -30,6 +30,12 @@ std::string describeJob(JobOpInterface job);
 /// or a diagnostic on `op` when there is none or more than one.
 mlir::FailureOr<StepOp> getSingleStep(mlir::Operation *op);
 
+/// The steps and programs nested in `op`, in order, without walking into
+/// them.
+void collectStepsAndPrograms(mlir::Operation *op,
+                             llvm::SmallVectorImpl<StepOp> &steps,
+                             llvm::SmallVectorImpl<ProgramOp> &programs);
+
 /// The single `sched.program` nested in `op`, or a diagnostic: on the step
 /// when `op` holds an unlowered step, on `op` otherwise.
 mlir::FailureOr<ProgramOp> getSingleProgram(mlir::Operation *op);
