@@ -229,3 +229,60 @@ void StageGraphAttr::print(AsmPrinter &p) const {
                         });
   p << '>';
 }
+
+//===----------------------------------------------------------------------===//
+// MemoryCapAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MemoryCapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<int64_t> limits, bool) {
+  for (int64_t limit : limits)
+    if (limit < 1)
+      return emitError() << "memory cap must be at least 1, got " << limit;
+  return success();
+}
+
+SmallVector<int64_t> MemoryCapAttr::perWorker(int64_t workers) const {
+  if (isNone())
+    return {};
+  if (getLimits().size() == 1)
+    return SmallVector<int64_t>(workers, getLimits().front());
+  return SmallVector<int64_t>(getLimits());
+}
+
+Attribute MemoryCapAttr::parse(AsmParser &p, Type) {
+  SmallVector<int64_t> limits;
+  bool inBytes = false;
+  StringRef key;
+  SMLoc loc = p.getCurrentLocation();
+  if (p.parseLess() || p.parseKeyword(&key))
+    return {};
+  if (key == "units" || key == "bytes") {
+    inBytes = key == "bytes";
+    if (p.parseEqual() || parseScalarOrList(p, limits))
+      return {};
+    if (limits.empty()) {
+      p.emitError(loc, "memory cap needs at least one value (or 'none')");
+      return {};
+    }
+  } else if (key != "none") {
+    p.emitError(loc) << "expected 'units', 'bytes' or 'none', got '" << key
+                     << "'";
+    return {};
+  }
+  if (p.parseGreater())
+    return {};
+  return getChecked([&] { return p.emitError(p.getNameLoc()); },
+                    p.getContext(), limits, inBytes);
+}
+
+void MemoryCapAttr::print(AsmPrinter &p) const {
+  if (isNone()) {
+    p << "<none>";
+    return;
+  }
+  p << '<' << (getInBytes() ? "bytes" : "units") << " = ";
+  printScalarOrList(p, getLimits());
+  p << '>';
+}

@@ -90,11 +90,11 @@ def Sched_StageGraphAttr : Sched_Attr<"StageGraph", "stage_graph"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Priority policies
+// Priorities and memory caps
 //===----------------------------------------------------------------------===//
 
 def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
-    "how a worker picks among its ready jobs", [
+    "a named priority: a lexicographic key, or a static order", [
     I32EnumAttrCase<"FillDrain", 0, "fill_drain">,
     I32EnumAttrCase<"BackwardFirst", 1, "backward_first">,
     I32EnumAttrCase<"DepthFirst", 2, "depth_first">,
@@ -107,6 +107,40 @@ def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
 def Sched_PriorityPolicyAttr
     : EnumAttr<Sched_Dialect, Sched_PriorityPolicy, "priority"> {
   let assemblyFormat = "`<` $value `>`";
+}
+
+// The priority of a step: a named policy, or a lexicographic key written as
+// an affine map over (s, b, d) or (s, b, d, p).
+def Sched_PriorityAttr : AnyAttrOf<[Sched_PriorityPolicyAttr, AffineMapAttr]>;
+
+def Sched_MemoryCapAttr : Sched_Attr<"MemoryCap", "memory_cap"> {
+  let summary = "a cap on the live activations of each worker";
+  let description = [{
+    The most activations a worker keeps live at once, counted in
+    (stage, microbatch) activations (`units`) or in bytes (`bytes`, with the
+    cost's `act` size). A scalar applies to every worker; a list gives one
+    value per worker. `none` states that there is no cap, so a strategy does
+    not fill in its own. A worker with a cap does not start a forward while
+    the forward would exceed it: it runs another ready job or waits.
+
+    ```mlir
+    #sched.memory_cap<units = [4, 3, 2, 1]>
+    #sched.memory_cap<bytes = 1048576>
+    #sched.memory_cap<none>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "cap per worker (one value: every worker)">:$limits,
+    "bool":$inBytes
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the attribute states that there is no cap.
+    bool isNone() const { return getLimits().empty(); }
+    /// The cap of each of `workers` workers (empty when none).
+    ::llvm::SmallVector<int64_t> perWorker(int64_t workers) const;
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -135,9 +169,17 @@ def Sched_StrategyAttrInterface : AttrInterface<"StrategyAttrInterface"> {
     InterfaceMethod<"The priority policy the scheme uses by default.",
       "::pipesched::sched::PriorityPolicy", "getDefaultPriority", (ins)>,
     InterfaceMethod<[{
-        The scheme's cap on the live activations of a worker, counted in
-        (stage, microbatch) activations, or -1 for none. 1F1B keeps at most
-        `S - s` microbatches live on stage `s`.
+        Microbatches per round of the scheme's interleaved order, or 0 for
+        one round per W microbatches (Megatron's default).
+      }],
+      "int64_t", "getMicrobatchGroup",
+      (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers),
+      [{}], [{ return 0; }]>,
+    InterfaceMethod<[{
+        The scheme's cap on the live activations of a worker under its
+        default priority, counted in (stage, microbatch) activations, or -1
+        for none. 1F1B keeps at most `S - s` microbatches live on stage `s`.
+        `--sched-expand` writes it into the step as `cap`.
       }],
       "int64_t", "getMemoryCap",
       (ins "int64_t":$stages, "int64_t":$microbatches, "int64_t":$workers,
@@ -186,16 +228,32 @@ def Sched_OneFOneBAttr
 
 def Sched_Interleaved1F1BAttr
     : Sched_StrategyAttr<"Interleaved1F1B", "interleaved_1f1b",
-                         ["getMemoryCap"]> {
-  let summary = "interleaved 1F1B (Megatron): stage s on worker s mod W";
+                         ["getMicrobatchGroup"]> {
+  let summary = "interleaved 1F1B (Megatron, torch): stage s on worker s mod W";
   let description = [{
     `v` chunks (virtual stages) per worker: `S = v * W`, stage `s` on worker
-    `s mod W`. Any `B`: microbatches are taken in rounds of `W` as Megatron
-    and torch do, the last round possibly short.
+    `s mod W`, in the static order `<interleaved>`. Any `B`: microbatches go
+    through the chunks in rounds of `group`:
+
+    - `group = megatron` (the default): rounds of `W`, the last one possibly
+      short (Megatron-core's `microbatch_group_size_per_vp_stage = p`);
+    - `group = torch`: torch's `Interleaved1F1B`, `B / max(1, B / W)`
+      microbatches per round (`B` a multiple of the number of rounds);
+    - `group = N`: rounds of `N`.
+
+    ```mlir
+    #sched.interleaved_1f1b<chunks = 2>
+    #sched.interleaved_1f1b<chunks = 2, group = torch>
+    ```
   }];
-  let parameters = (ins "int64_t":$chunks);
-  let assemblyFormat = "`<` `chunks` `=` $chunks `>`";
+  let parameters = (ins "int64_t":$chunks,
+                        DefaultValuedParameter<"int64_t", "0">:$group);
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// `group` values that name a rule rather than a size.
+    static constexpr int64_t kMegatronGroup = 0, kTorchGroup = -1;
+  }];
 }
 
 def Sched_LppAttr : Sched_StrategyAttr<"Lpp", "lpp"> {

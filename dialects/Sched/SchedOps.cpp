@@ -12,6 +12,29 @@
 using namespace mlir;
 using namespace pipesched::sched;
 
+/// `<name>` (a named policy) or an affine map (a lexicographic key).
+static ParseResult parsePriority(OpAsmParser &parser, Attribute &priority) {
+  if (failed(parser.parseOptionalLess()))
+    return parser.parseAttribute(priority);
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef name;
+  if (parser.parseKeyword(&name) || parser.parseGreater())
+    return failure();
+  std::optional<PriorityPolicy> policy = symbolizePriorityPolicy(name);
+  if (!policy)
+    return parser.emitError(loc) << "unknown priority '" << name << "'";
+  priority = PriorityPolicyAttr::get(parser.getContext(), *policy);
+  return success();
+}
+
+static void printPriority(OpAsmPrinter &printer, Operation *,
+                          Attribute priority) {
+  if (auto policy = dyn_cast<PriorityPolicyAttr>(priority))
+    printer << '<' << stringifyPriorityPolicy(policy.getValue()) << '>';
+  else
+    printer.printAttribute(priority);
+}
+
 #define GET_OP_CLASSES
 #include "pipesched/Dialect/Sched/SchedOps.cpp.inc"
 
@@ -229,6 +252,18 @@ LogicalResult StepOp::verifyRegions() {
   if (auto map = getWeightsMapAttr())
     if (failed(verifyPlacementMap(map.getValue(), "weights", emitError)))
       return failure();
+  if (auto key = dyn_cast_if_present<AffineMapAttr>(getPriorityAttr()))
+    if (failed(verifyPriorityKey(key.getValue(), emitError)))
+      return failure();
+  if (MemoryCapAttr cap = getMemoryCapAttr()) {
+    size_t n = cap.getLimits().size();
+    if (n > 1 && static_cast<int64_t>(n) != getWorkers())
+      return emitOpError() << "cap lists " << n << " values for "
+                           << getWorkers() << " workers";
+    if (cap.getInBytes() && !cap.isNone() &&
+        getCostOrDefault().getActBytes() == 0)
+      return emitOpError("cap in bytes needs the cost's 'act' size");
+  }
 
   CostAttr cost = getCostOrDefault();
   for (auto [key, values] :

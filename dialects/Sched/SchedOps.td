@@ -46,7 +46,20 @@ def Sched_StepOp : Sched_Op<"step", [
     The scheme: a named `strategy` (`#sched.lpp<groups = 2, ring = 4>`, ...)
     and/or explicit placement maps over `(s, b, d)`: `compute` is
     `w_compute`, `weights` is `w_weights` (explicit maps win over the
-    strategy's); `priority` picks among ready jobs of a worker.
+    strategy's); `priority` picks among ready jobs of a worker: a named
+    policy (`<backward_first>`, or a static order such as `<interleaved>`)
+    or a lexicographic key, an affine map over `(s, b, d)` or `(s, b, d, p)`
+    whose results are compared in turn, smaller first (`p` is the job's
+    position in its microbatch's sweep: `s` forward, `2S-1-s` backward,
+    `3S-1-s` weight gradient). `cap` bounds each worker's live activations;
+    `--sched-expand` fills in the strategy's cap when the step keeps the
+    strategy's priority.
+
+    ```mlir
+    sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+        priority affine_map<(s, b, d) -> (b floordiv 4, d, s)> cap <none> {
+    }
+    ```
   }];
   let arguments = (ins
     PositiveI64Prop:$stages,
@@ -56,7 +69,8 @@ def Sched_StepOp : Sched_Op<"step", [
     OptionalAttr<Sched_StrategyAttrInterface>:$strategy,
     OptionalAttr<AffineMapAttr>:$compute_map,
     OptionalAttr<AffineMapAttr>:$weights_map,
-    OptionalAttr<Sched_PriorityPolicyAttr>:$priority,
+    OptionalAttr<Sched_PriorityAttr>:$priority,
+    OptionalAttr<Sched_MemoryCapAttr>:$memory_cap,
     OptionalAttr<Sched_CostAttr>:$cost,
     UnitAttr:$partial
   );
@@ -65,7 +79,8 @@ def Sched_StepOp : Sched_Op<"step", [
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? (`strategy` $strategy^)?
     (`compute` $compute_map^)? (`weights` $weights_map^)?
-    (`priority` $priority^)? (`cost` $cost^)? (`partial` $partial^)?
+    (`priority` custom<Priority>($priority)^)? (`cap` $memory_cap^)?
+    (`cost` $cost^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
@@ -74,7 +89,7 @@ def Sched_StepOp : Sched_Op<"step", [
     OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
                    "int64_t":$workers, "CostAttr":$cost), [{
       build($_builder, $_state, stages, microbatches, workers, {}, {}, {},
-            {}, {}, cost, {});
+            {}, {}, {}, cost, {});
     }]>
   ];
   let extraClassDeclaration = [{

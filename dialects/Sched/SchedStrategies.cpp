@@ -142,15 +142,22 @@ int64_t OneFOneBAttr::getMemoryCap(int64_t S, int64_t, int64_t W,
 
 LogicalResult
 Interleaved1F1BAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t chunks) {
+                            int64_t chunks, int64_t group) {
   if (chunks < 1)
     return emitError() << "interleaved_1f1b needs at least one chunk per "
                           "worker, got "
                        << chunks;
+  if (group < kTorchGroup)
+    return emitError() << "interleaved_1f1b needs a positive group, got "
+                       << group;
   return success();
 }
+
+/// torch's `Interleaved1F1B`: max(1, B / W) rounds of equal size.
+static int64_t torchRounds(int64_t B, int64_t W) { return std::max<int64_t>(1, B / W); }
+
 LogicalResult
-Interleaved1F1BAttr::verifyShape(int64_t S, int64_t, int64_t W,
+Interleaved1F1BAttr::verifyShape(int64_t S, int64_t B, int64_t W,
                                  function_ref<InFlightDiagnostic()> err) const {
   int64_t needed = 0;
   if (llvm::MulOverflow(getChunks(), W, needed))
@@ -161,6 +168,10 @@ Interleaved1F1BAttr::verifyShape(int64_t S, int64_t, int64_t W,
     return err() << "interleaved_1f1b<chunks = " << getChunks()
                  << "> needs S = chunks * W = " << needed
                  << " stages, got " << S;
+  if (getGroup() == kTorchGroup && B % torchRounds(B, W) != 0)
+    return err() << "interleaved_1f1b with group = torch needs B (" << B
+                 << ") to be a multiple of max(1, B / W) = "
+                 << torchRounds(B, W) << " rounds, as torch does";
   return success();
 }
 AffineMap Interleaved1F1BAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
@@ -174,12 +185,48 @@ AffineMap Interleaved1F1BAttr::getWeightsMap(int64_t S, int64_t B,
 PriorityPolicy Interleaved1F1BAttr::getDefaultPriority() const {
   return PriorityPolicy::Interleaved;
 }
-// Megatron's warm-up on rank r of p with v chunks is 2(p - r - 1) + (v-1)p
-// forwards; one more forward runs before the first backward. (The static
-// order already keeps to it; the cap matters under another priority.)
-int64_t Interleaved1F1BAttr::getMemoryCap(int64_t, int64_t, int64_t W,
-                                          int64_t worker) const {
-  return 2 * (W - worker - 1) + (getChunks() - 1) * W + 1;
+int64_t Interleaved1F1BAttr::getMicrobatchGroup(int64_t, int64_t B,
+                                                int64_t W) const {
+  if (getGroup() == kTorchGroup)
+    return B / torchRounds(B, W);
+  return getGroup();
+}
+
+Attribute Interleaved1F1BAttr::parse(AsmParser &p, Type) {
+  int64_t chunks = 0, group = kMegatronGroup;
+  if (p.parseLess() || p.parseKeyword("chunks") || p.parseEqual() ||
+      p.parseInteger(chunks))
+    return {};
+  if (succeeded(p.parseOptionalComma())) {
+    if (p.parseKeyword("group") || p.parseEqual())
+      return {};
+    SMLoc loc = p.getCurrentLocation();
+    if (succeeded(p.parseOptionalKeyword("torch")))
+      group = kTorchGroup;
+    else if (failed(p.parseOptionalKeyword("megatron"))) {
+      if (p.parseInteger(group))
+        return {};
+      if (group < 1) {
+        p.emitError(loc) << "interleaved_1f1b group must be megatron, torch "
+                            "or a positive size, got "
+                         << group;
+        return {};
+      }
+    }
+  }
+  if (p.parseGreater())
+    return {};
+  return getChecked([&] { return p.emitError(p.getNameLoc()); },
+                    p.getContext(), chunks, group);
+}
+
+void Interleaved1F1BAttr::print(AsmPrinter &p) const {
+  p << "<chunks = " << getChunks();
+  if (getGroup() == kTorchGroup)
+    p << ", group = torch";
+  else if (getGroup() != kMegatronGroup)
+    p << ", group = " << getGroup();
+  p << '>';
 }
 
 //===----------------------------------------------------------------------===//
@@ -256,6 +303,26 @@ PriorityPolicy FslppAttr::getDefaultPriority() const {
 // Scheme resolution and evaluation
 //===----------------------------------------------------------------------===//
 
+/// Whether every `mod`, `floordiv` and `ceildiv` in `map` is by a positive
+/// constant (what evaluation without symbols can compute).
+static bool dividesByPositiveConstants(AffineMap map) {
+  for (AffineExpr result : map.getResults()) {
+    WalkResult walk = result.walk([&](AffineExpr e) {
+      auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+      if (!bin || bin.getKind() == AffineExprKind::Add ||
+          bin.getKind() == AffineExprKind::Mul)
+        return WalkResult::advance();
+      auto rhs = dyn_cast<AffineConstantExpr>(bin.getRHS());
+      if (rhs && rhs.getValue() > 0)
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return false;
+  }
+  return true;
+}
+
 LogicalResult pipesched::sched::verifyPlacementMap(
     AffineMap map, StringRef role, function_ref<InFlightDiagnostic()> emitError) {
   if (map.getNumDims() != 3 || map.getNumSymbols() != 0 ||
@@ -263,19 +330,23 @@ LogicalResult pipesched::sched::verifyPlacementMap(
     return emitError() << role
                        << " map must map (s, b, d) to one worker, got "
                        << AffineMapAttr::get(map);
-  WalkResult walk = map.getResult(0).walk([&](AffineExpr e) {
-    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-    if (!bin || bin.getKind() == AffineExprKind::Add ||
-        bin.getKind() == AffineExprKind::Mul)
-      return WalkResult::advance();
-    auto rhs = dyn_cast<AffineConstantExpr>(bin.getRHS());
-    if (rhs && rhs.getValue() > 0)
-      return WalkResult::advance();
-    return WalkResult::interrupt();
-  });
-  if (walk.wasInterrupted())
+  if (!dividesByPositiveConstants(map))
     return emitError() << role
                        << " map may divide only by positive constants, got "
+                       << AffineMapAttr::get(map);
+  return success();
+}
+
+LogicalResult pipesched::sched::verifyPriorityKey(
+    AffineMap map, function_ref<InFlightDiagnostic()> emitError) {
+  if ((map.getNumDims() != 3 && map.getNumDims() != 4) ||
+      map.getNumSymbols() != 0 || map.getNumResults() == 0)
+    return emitError() << "priority key must map (s, b, d) or (s, b, d, p) "
+                          "to one or more integers, got "
+                       << AffineMapAttr::get(map);
+  if (!dividesByPositiveConstants(map))
+    return emitError() << "priority key may divide only by positive "
+                          "constants, got "
                        << AffineMapAttr::get(map);
   return success();
 }
@@ -283,18 +354,15 @@ LogicalResult pipesched::sched::verifyPlacementMap(
 FailureOr<Scheme> pipesched::sched::resolveScheme(StepOp step) {
   int64_t S = step.getStages(), B = step.getMicrobatches(),
           W = step.getWorkers();
-  Scheme scheme{AffineMap(), AffineMap(), PriorityPolicy::FillDrain};
+  Scheme scheme;
   if (auto strategy = step.getStrategyAttr()) {
     scheme.compute = strategy.getComputeMap(S, B, W);
     scheme.weights = strategy.getWeightsMap(S, B, W);
-    scheme.priority = strategy.getDefaultPriority();
   }
   if (auto map = step.getComputeMapAttr())
     scheme.compute = map.getValue();
   if (auto map = step.getWeightsMapAttr())
     scheme.weights = map.getValue();
-  if (auto priority = step.getPriorityAttr())
-    scheme.priority = priority.getValue();
   if (!scheme.compute) {
     step.emitOpError("has no placement: give a strategy or a compute map");
     return failure();
@@ -309,7 +377,7 @@ namespace {
 /// (`mod` is non-negative, `floordiv` rounds down).
 struct PlacementEvaluator
     : AffineExprVisitor<PlacementEvaluator, int64_t> {
-  int64_t dims[3];
+  int64_t dims[4] = {0, 0, 0, 0};
   int64_t visitAddExpr(AffineBinaryOpExpr e) {
     return visit(e.getLHS()) + visit(e.getRHS());
   }
@@ -341,12 +409,73 @@ int64_t pipesched::sched::evaluatePlacement(AffineMap map, int64_t s,
 }
 
 //===----------------------------------------------------------------------===//
-// Priorities (lib/Scheduling/Priorities.cpp)
+// Priorities
 //===----------------------------------------------------------------------===//
 
-int64_t pipesched::sched::computePriority(PriorityPolicy policy, int64_t S,
-                                          int64_t B, int64_t W, int64_t s,
-                                          int64_t b, Direction d) {
-  return scheduling::priorityOf(toSchedulingPriority(policy), S, B, W, s, b,
-                                toSchedulingDirection(d));
+AffineMap pipesched::sched::getPolicyKey(PriorityPolicy policy,
+                                         MLIRContext *ctx) {
+  AffineExpr b = getAffineDimExpr(1, ctx), d = getAffineDimExpr(2, ctx),
+             p = getAffineDimExpr(3, ctx);
+  // 0 for a forward, 1 for either half of a backward.
+  AffineExpr isBackward = (d + 1).floorDiv(2);
+  auto key = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(4, 0, results, ctx);
+  };
+  switch (policy) {
+  case PriorityPolicy::FillDrain:
+    return key({isBackward, b, p});
+  case PriorityPolicy::BackwardFirst:
+    return key({1 - isBackward, b, p});
+  case PriorityPolicy::DepthFirst:
+    return key({b, p});
+  case PriorityPolicy::BreadthFirst:
+    return key({p, b});
+  case PriorityPolicy::Interleaved:
+    return {};
+  }
+  llvm_unreachable("unknown priority policy");
+}
+
+std::optional<pipesched::scheduling::StaticOrder>
+pipesched::sched::getStaticOrder(PriorityPolicy policy) {
+  switch (policy) {
+  case PriorityPolicy::Interleaved:
+    return pipesched::scheduling::StaticOrder::Interleaved;
+  default:
+    return std::nullopt;
+  }
+}
+
+ResolvedPriority pipesched::sched::resolvePriority(StepOp step) {
+  StrategyAttrInterface strategy = step.getStrategyAttr();
+  ResolvedPriority resolved;
+  if (strategy)
+    resolved.group = strategy.getMicrobatchGroup(
+        step.getStages(), step.getMicrobatches(), step.getWorkers());
+  Attribute priority = step.getPriorityAttr();
+  if (auto key = dyn_cast_if_present<AffineMapAttr>(priority)) {
+    resolved.key = key.getValue();
+    return resolved;
+  }
+  PriorityPolicy policy = PriorityPolicy::FillDrain;
+  if (auto named = dyn_cast_if_present<PriorityPolicyAttr>(priority))
+    policy = named.getValue();
+  else if (strategy)
+    policy = strategy.getDefaultPriority();
+  resolved.order = getStaticOrder(policy);
+  if (!resolved.order)
+    resolved.key = getPolicyKey(policy, step.getContext());
+  return resolved;
+}
+
+void pipesched::sched::evaluatePriorityKey(AffineMap key, int64_t S,
+                                           int64_t s, int64_t b, Direction d,
+                                           SmallVectorImpl<int64_t> &out) {
+  PlacementEvaluator eval;
+  eval.dims[0] = s;
+  eval.dims[1] = b;
+  eval.dims[2] = static_cast<int64_t>(d);
+  eval.dims[3] = pipesched::scheduling::sweepPosition(S, s, toSchedulingDirection(d));
+  for (AffineExpr result : key.getResults())
+    out.push_back(eval.visit(result));
 }

@@ -1,4 +1,10 @@
 //===- Place.cpp - evaluate the placement maps on every job ---------------===//
+//
+// Sets w_compute and w_weights on every job from the step's scheme and, for
+// a static-order priority, each worker's order from the generator
+// (lib/Scheduling/Priorities.h).
+//
+//===----------------------------------------------------------------------===//
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Transforms/Passes.h"
@@ -13,6 +19,88 @@ namespace pipesched {
 using namespace mlir;
 using namespace pipesched;
 using namespace pipesched::sched;
+namespace sim = pipesched::scheduling;
+
+/// Evaluates the scheme on every job that lacks a worker.
+static LogicalResult placeJobs(StepOp step) {
+  FailureOr<Scheme> scheme = resolveScheme(step);
+  if (failed(scheme))
+    return failure();
+  int64_t numWorkers = step.getWorkers();
+  // Returns the worker `map` gives `job`, or a diagnostic naming the job.
+  auto evaluate = [&](JobOpInterface job, AffineMap map,
+                      StringRef role) -> FailureOr<int64_t> {
+    int64_t worker = evaluatePlacement(map, job.getStageIndex(),
+                                       job.getMicrobatchIndex(),
+                                       job.getDirection());
+    if (worker >= 0 && worker < numWorkers)
+      return worker;
+    return job->emitOpError()
+           << role << " maps " << describeJob(job) << " to worker " << worker
+           << ", outside [0, " << numWorkers << ")";
+  };
+  for (Operation &op : step.getBody().front()) {
+    auto job = cast<JobOpInterface>(op);
+    // A placement written by hand wins.
+    if (!job.getComputeWorker()) {
+      FailureOr<int64_t> worker = evaluate(job, scheme->compute, "w_compute");
+      if (failed(worker))
+        return failure();
+      job.setComputeWorker(*worker);
+    }
+    if (!job.getWeightsWorker()) {
+      FailureOr<int64_t> worker = evaluate(job, scheme->weights, "w_weights");
+      if (failed(worker))
+        return failure();
+      job.setWeightsWorker(*worker);
+    }
+  }
+  return success();
+}
+
+/// Writes the static order `order` as each job's `order`: a worker's jobs
+/// sorted by their position in the generator's sequence (then by stage,
+/// microbatch and direction, for placements the generator did not make).
+static LogicalResult writeStaticOrder(StepOp step,
+                                      const ResolvedPriority &priority) {
+  sim::OrderShape shape;
+  shape.stages = step.getStages();
+  shape.microbatches = step.getMicrobatches();
+  shape.workers = step.getWorkers();
+  shape.splitBackward = step.getCostOrDefault().isSplitBackward();
+  shape.group = priority.group;
+  if (std::string error = sim::checkStaticOrder(*priority.order, shape);
+      !error.empty())
+    return step.emitOpError() << "priority cannot be generated: " << error;
+  sim::WorkerOrders orders = sim::generateStaticOrder(*priority.order, shape);
+  if (std::string error = sim::verifyStaticOrder(shape, orders);
+      !error.empty())
+    return step.emitOpError() << "generated order is invalid: " << error;
+  std::vector<int64_t> position = sim::staticPositions(shape, orders);
+
+  int64_t perPair = step.getJobsPerPair();
+  struct Entry {
+    int64_t position, index;
+    JobOpInterface job;
+  };
+  std::vector<std::vector<Entry>> perWorker(size_t(shape.workers));
+  for (Operation &op : step.getBody().front()) {
+    auto job = cast<JobOpInterface>(op);
+    sim::JobCoord coord{job.getStageIndex(), job.getMicrobatchIndex(),
+                        toSchedulingDirection(job.getDirection())};
+    int64_t index = sim::jobCoordIndex(shape.microbatches, perPair, coord);
+    perWorker[size_t(*job.getComputeWorker())].push_back(
+        {position[size_t(index)], index, job});
+  }
+  for (std::vector<Entry> &jobs : perWorker) {
+    llvm::sort(jobs, [](const Entry &a, const Entry &b) {
+      return std::tie(a.position, a.index) < std::tie(b.position, b.index);
+    });
+    for (auto [k, entry] : llvm::enumerate(jobs))
+      entry.job.setOrderIndex(int64_t(k));
+  }
+  return success();
+}
 
 namespace {
 struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
@@ -20,51 +108,21 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
     StepOp step = getOperation();
     if (step.isSpec())
       return;
+    auto jobs = step.getBody().front().getOps<JobOpInterface>();
     // A graph placed entirely by hand (an imported schedule) needs no scheme.
-    bool needsScheme = llvm::any_of(step.getBody().front(), [](Operation &op) {
-      auto job = dyn_cast<JobOpInterface>(op);
-      return job && (!job.getComputeWorker() || !job.getWeightsWorker());
+    bool needsPlacement = llvm::any_of(jobs, [](JobOpInterface job) {
+      return !job.getComputeWorker() || !job.getWeightsWorker();
     });
-    if (!needsScheme)
-      return;
-    FailureOr<Scheme> scheme = resolveScheme(step);
-    if (failed(scheme))
+    if (needsPlacement && failed(placeJobs(step)))
       return signalPassFailure();
 
-    int64_t numWorkers = step.getWorkers();
-    // Returns the worker `map` gives `job`, or a diagnostic naming the job.
-    auto evaluate = [&](JobOpInterface job, AffineMap map,
-                        StringRef role) -> FailureOr<int64_t> {
-      int64_t worker = evaluatePlacement(map, job.getStageIndex(),
-                                         job.getMicrobatchIndex(),
-                                         job.getDirection());
-      if (worker >= 0 && worker < numWorkers)
-        return worker;
-      return job->emitOpError()
-             << role << " maps " << describeJob(job) << " to worker " << worker
-             << ", outside [0, " << numWorkers << ")";
-    };
-
-    for (Operation &op : step.getBody().front()) {
-      auto job = dyn_cast<JobOpInterface>(op);
-      if (!job)
-        continue;
-      // A placement written by hand wins.
-      if (!job.getComputeWorker()) {
-        FailureOr<int64_t> worker =
-            evaluate(job, scheme->compute, "w_compute");
-        if (failed(worker))
-          return signalPassFailure();
-        job.setComputeWorker(*worker);
-      }
-      if (!job.getWeightsWorker()) {
-        FailureOr<int64_t> worker =
-            evaluate(job, scheme->weights, "w_weights");
-        if (failed(worker))
-          return signalPassFailure();
-        job.setWeightsWorker(*worker);
-      }
-    }
+    ResolvedPriority priority = resolvePriority(step);
+    bool needsOrder = priority.order &&
+                      llvm::any_of(jobs, [](JobOpInterface job) {
+                        return !job.getOrderIndex();
+                      });
+    if (needsOrder && failed(writeStaticOrder(step, priority)))
+      return signalPassFailure();
   }
 };
 } // namespace

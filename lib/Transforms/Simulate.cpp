@@ -38,19 +38,25 @@ private:
 LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
                                         SmallVectorImpl<JobOpInterface> &jobs,
                                         sim::SimulationOptions &options) {
-  int64_t S = step.getStages(), B = step.getMicrobatches(),
-          W = step.getWorkers();
+  int64_t S = step.getStages(), W = step.getWorkers();
   CostAttr cost = step.getCostOrDefault();
-  StrategyAttrInterface strategy = step.getStrategyAttr();
-  PriorityPolicy policy = strategy ? strategy.getDefaultPriority()
-                                   : PriorityPolicy::FillDrain;
-  if (auto explicitPolicy = step.getPriorityAttr())
-    policy = explicitPolicy.getValue();
+  ResolvedPriority priority = resolvePriority(step);
+  // Key rows of every job (width = the key's results), ranked below.
+  size_t keyWidth = priority.key ? priority.key.getNumResults() : 1;
+  std::vector<int64_t> keys;
+  keys.reserve(step.getBody().front().getOperations().size() * keyWidth);
+  SmallVector<int64_t, 4> row;
 
-  bool useBytes = memoryCapBytes > 0;
+  // The cap: the options win over the step's `cap`.
+  MemoryCapAttr stepCap = step.getMemoryCapAttr();
+  if (stepCap && (noMemoryCap || memoryCap > 0 || memoryCapBytes > 0 ||
+                  stepCap.isNone()))
+    stepCap = {};
+  bool useBytes =
+      memoryCapBytes > 0 || (memoryCap == 0 && stepCap && stepCap.getInBytes());
   int64_t actBytes = cost.getActBytes();
   if (useBytes && actBytes == 0)
-    return step.emitOpError("memory-cap-bytes needs the cost's 'act' size");
+    return step.emitOpError("a cap in bytes needs the cost's 'act' size");
 
   llvm::DenseMap<Operation *, uint32_t> index;
   index.reserve(step.getBody().front().getOperations().size());
@@ -74,7 +80,12 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
     sim::Job simJob;
     simJob.worker = *worker;
     simJob.duration = cost.getDuration(s, d);
-    simJob.priority = computePriority(policy, S, B, W, s, b, d);
+    row.clear();
+    if (priority.key)
+      evaluatePriorityKey(priority.key, S, s, b, d, row);
+    else // A static order ranks jobs by their place in it.
+      row.push_back(job.getOrderIndex().value_or(0));
+    keys.insert(keys.end(), row.begin(), row.end());
     if (d == Direction::Forward) {
       simJob.acquire = useBytes ? actBytes : 1;
       simJob.acquireBytes = actBytes;
@@ -97,30 +108,18 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
     allOrdered &= job.getOrderIndex().has_value();
   }
 
+  std::vector<int64_t> ranks = sim::rankKeys(keys, keyWidth);
+  for (auto [id, rank] : llvm::enumerate(ranks))
+    graph.jobs[id].priority = rank;
+
   options.transferTime = transferTime;
-  if (isStaticOrder(policy) && !(allOrdered && !reorder)) {
-    // A static order (Megatron's interleaved sequence) is replayed as such.
-    graph.order.assign(W, {});
-    for (auto [id, job] : llvm::enumerate(jobs))
-      graph.order[*job.getComputeWorker()].push_back(id);
-    for (auto &list : graph.order)
-      llvm::stable_sort(list, [&](uint32_t a, uint32_t b) {
-        return graph.jobs[a].priority < graph.jobs[b].priority;
-      });
-    return success();
-  }
-  if (useBytes) {
+  if (memoryCapBytes > 0) {
     options.memoryCap.assign(W, memoryCapBytes);
   } else if (memoryCap > 0) {
     options.memoryCap.assign(W, memoryCap);
-  } else if (strategy && !noMemoryCap) {
-    for (int64_t w = 0; w < W; ++w) {
-      int64_t cap = strategy.getMemoryCap(S, B, W, w);
-      if (cap >= 0) {
-        options.memoryCap.resize(W, -1);
-        options.memoryCap[w] = cap;
-      }
-    }
+  } else if (stepCap) {
+    SmallVector<int64_t> caps = stepCap.perWorker(W);
+    options.memoryCap.assign(caps.begin(), caps.end());
   }
 
   // Replay an explicit order (an imported schedule) unless asked not to.

@@ -81,7 +81,7 @@ module @gpipe {
 
 // Tests 1f1b: GPipe's placement (its priority differs, see --sched-simulate).
 // CHECK-LABEL: module @one_f1b
-// CHECK-NEXT:    sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched<1f1b> {
+// CHECK-NEXT:    sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched<1f1b> cap <units = [2, 1]> {
 // CHECK-NEXT:      %{{.*}} = sched.forward(0, 0){{.*}} on 0 weights 0{{$}}
 // CHECK-NEXT:      %{{.*}} = sched.forward(1, 0){{.*}} on 1 weights 1{{$}}
 // CHECK-NEXT:      %{{.*}} = sched.backward(1, 0){{.*}} on 1 weights 1{{$}}
@@ -98,17 +98,18 @@ module @one_f1b {
 
 // -----
 
-// Tests interleaved 1F1B with v = 2: stage s on worker s mod W.
+// Tests interleaved 1F1B with v = 2: stage s on worker s mod W, and the
+// static order written as data (Megatron's warm-up of min(2(W-r-1) + W, 2)).
 // CHECK-LABEL: module @interleaved
 // CHECK-NEXT:    sched.step stages = 4, microbatches = 1, workers = 2 strategy #sched.interleaved_1f1b<chunks = 2> {
-// CHECK-NEXT:      %{{.*}} = sched.forward(0, 0){{.*}} on 0 weights 0{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.forward(1, 0){{.*}} on 1 weights 1{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.forward(2, 0){{.*}} on 0 weights 0{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.forward(3, 0){{.*}} on 1 weights 1{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.backward(3, 0){{.*}} on 1 weights 1{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.backward(2, 0){{.*}} on 0 weights 0{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.backward(1, 0){{.*}} on 1 weights 1{{$}}
-// CHECK-NEXT:      %{{.*}} = sched.backward(0, 0){{.*}} on 0 weights 0{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.forward(0, 0){{.*}} on 0 weights 0 order 0{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.forward(1, 0){{.*}} on 1 weights 1 order 0{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.forward(2, 0){{.*}} on 0 weights 0 order 1{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.forward(3, 0){{.*}} on 1 weights 1 order 1{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.backward(3, 0){{.*}} on 1 weights 1 order 2{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.backward(2, 0){{.*}} on 0 weights 0 order 2{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.backward(1, 0){{.*}} on 1 weights 1 order 3{{$}}
+// CHECK-NEXT:      %{{.*}} = sched.backward(0, 0){{.*}} on 0 weights 0 order 3{{$}}
 // CHECK-NEXT:    }
 module @interleaved {
   sched.step stages = 4, microbatches = 1, workers = 2 strategy #sched.interleaved_1f1b<chunks = 2> {

@@ -1,9 +1,14 @@
 //===- Priorities.h - the priority n(s, b, d) of the master schedule -*- C++ -*-===//
 //
-// Dialect-free: the named priority policies as functions of (s, b, d) in a
-// step of S stages, B microbatches and W workers (smaller runs first), and
-// the static orders that are not priorities at all (Megatron's interleaved
-// sequence). The dialect's `#sched.priority<...>` names them.
+// Dialect-free. A priority is either
+//  - a lexicographic key per job (the dialect evaluates affine maps over
+//    (s, b, d, p) into rows of integers; `rankKeys` turns them into the
+//    single integer the list scheduler compares), or
+//  - a static order: a generator that writes each worker's whole sequence
+//    (Megatron's and torch's interleaved 1F1B, torch's looped BFS, the zero
+//    bubble schedules). These are not priorities among ready jobs: a worker
+//    waits for its next job. The generators follow the references' own
+//    code; docs/strategies.md cites the commits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,33 +18,79 @@
 #include "pipesched/Scheduling/Direction.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace pipesched::scheduling {
 
-enum class Priority : uint8_t {
-  /// Every forward before any backward, each in microbatch order (GPipe).
-  FillDrain,
-  /// A ready backward before any forward (1F1B).
-  BackwardFirst,
-  /// The oldest microbatch first (finish what was started).
-  DepthFirst,
-  /// The least advanced job first (a stage for every microbatch before the
-  /// next stage).
-  BreadthFirst,
-  /// The position in Megatron-core's interleaved 1F1B sequence of the job's
-  /// rank (s mod W): microbatches in groups of W per chunk,
-  /// 2(W-r-1) + (v-1)W warm-up forwards, then one forward one backward.
+/// How far along its microbatch's forward-backward sweep job (s, d) is, in
+/// [0, 3S): forwards 0..S-1, backwards S..2S-1 (the last stage first),
+/// weight-gradient halves 2S..3S-1. The fourth dimension `p` of a priority
+/// key.
+int64_t sweepPosition(int64_t numStages, int64_t stage, Direction d);
+
+/// Dense ranks of lexicographic keys: `keys` holds one row of `width`
+/// integers per job; row i's rank is the number of distinct rows smaller
+/// than it (equal rows share a rank). O(n log n).
+std::vector<int64_t> rankKeys(const std::vector<int64_t> &keys, size_t width);
+
+/// A job named by its coordinates.
+struct JobCoord {
+  int64_t stage = 0, microbatch = 0;
+  Direction direction = Direction::Forward;
+  bool operator==(const JobCoord &o) const {
+    return stage == o.stage && microbatch == o.microbatch &&
+           direction == o.direction;
+  }
+};
+
+/// The static-order generators.
+enum class StaticOrder : uint8_t {
+  /// Interleaved 1F1B (Megatron-core, torch `Interleaved1F1B`): stage s on
+  /// rank s mod W; microbatches in rounds of `group` per chunk, rank r runs
+  /// 2(W-r-1) + (v-1)*group warm-up forwards, then one forward one
+  /// backward, then drains.
   Interleaved,
 };
 
-/// Whether `p` fixes each worker's order outright: workers wait for their
-/// next job rather than run another ready one.
-constexpr bool isStaticOrder(Priority p) { return p == Priority::Interleaved; }
+/// What a generator needs to know about the step.
+struct OrderShape {
+  int64_t stages = 1, microbatches = 1, workers = 1;
+  /// Whether the backward is split into input (Backward) and weight
+  /// (BackwardWeight) halves.
+  bool splitBackward = false;
+  /// Interleaved: microbatches per round (Megatron's microbatch group size
+  /// per virtual stage); 0 means W.
+  int64_t group = 0;
+};
 
-/// n(s, b, d) under `policy`; smaller runs first.
-int64_t priorityOf(Priority policy, int64_t numStages, int64_t numMicrobatches,
-                   int64_t numWorkers, int64_t stage, int64_t microbatch,
-                   Direction d);
+/// Each worker's jobs, first to last.
+using WorkerOrders = std::vector<std::vector<JobCoord>>;
+
+/// Why `order` cannot be generated for `shape`, or "" when it can.
+std::string checkStaticOrder(StaticOrder order, const OrderShape &shape);
+
+/// The generator's sequence for every worker (`checkStaticOrder` first).
+WorkerOrders generateStaticOrder(StaticOrder order, const OrderShape &shape);
+
+/// Checks a generated order: every job of the shape exactly once, no
+/// unknown job, each worker's forward of (s, b) before its backward.
+/// Returns "" or the first violation.
+std::string verifyStaticOrder(const OrderShape &shape,
+                              const WorkerOrders &orders);
+
+/// Dense index of job (s, b, d) among the S * B * perPair jobs of a shape.
+inline int64_t jobCoordIndex(int64_t numMicrobatches, int64_t perPair,
+                             const JobCoord &job) {
+  return (job.stage * numMicrobatches + job.microbatch) * perPair +
+         static_cast<int64_t>(job.direction);
+}
+
+/// The position of every job (by `jobCoordIndex`) in its generator
+/// worker's sequence: what a worker sorts its own jobs by, so that a
+/// placement equal to the generator's replays it exactly.
+std::vector<int64_t> staticPositions(const OrderShape &shape,
+                                     const WorkerOrders &orders);
 
 } // namespace pipesched::scheduling
 

@@ -20,6 +20,11 @@ def SchedExpand : Pass<"sched-expand", "::pipesched::sched::StepOp"> {
     A job costs about 1.7 KiB through the whole lowering (measured: 131,072
     jobs, 225 MiB peak for spec to program JSON), so the default of 2^22
     (4.2 M jobs) needs about 7 GiB; raise it on bigger machines.
+
+    A step with a strategy that keeps the strategy's priority and states no
+    `cap` gets the strategy's memory cap written in (`cap <units = ...>`,
+    1F1B: `S/W * (W - w)` on worker `w`), so the IR shows every constraint
+    the simulator applies.
   }];
   let options = [
     Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 22",
@@ -37,6 +42,12 @@ def SchedPlace : Pass<"sched-place", "::pipesched::sched::StepOp"> {
     a placement written by hand wins. A worker outside `[0, W)` is an error
     that names the job. Linear in the number of jobs; maps are evaluated
     directly, without creating attributes per job.
+
+    When the step's priority is a static order (`<interleaved>` and the
+    other generators of `lib/Scheduling/Priorities.h`), every job without
+    an `order` gets its position in its worker's sequence: each worker's
+    jobs sorted by their position in the generator's sequence, so a
+    placement equal to the generator's replays it exactly.
   }];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
@@ -48,10 +59,10 @@ def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
     step: a worker runs one job at a time; a job starts when its inputs are
     there (plus `transfer-time` for an input made on another worker) and its
     worker is free; among ready jobs the worker picks the smallest priority
-    `n(s, b, d)` of the step's policy. Durations come from the cost model.
-    A forward keeps its input activation live until its backward (its
-    weight-gradient job with a split backward) finishes; a memory cap per
-    worker defers forwards. Stamps every job with `order` (its position in
+    `n(s, b, d)`: the step's key compared lexicographically. Durations come
+    from the cost model. A forward keeps its input activation live until its
+    backward (its weight-gradient job with a split backward) finishes; the
+    step's `cap` (or the options below) defers forwards. Stamps every job with `order` (its position in
     its worker's program) and `at start to end`.
 
     A step whose jobs all carry `order` (an imported schedule) is replayed
@@ -62,12 +73,12 @@ def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
            "Time added to an input made on another worker">,
     Option<"memoryCap", "memory-cap", "int64_t", /*default=*/"0",
            "Cap on live activations per worker, in (stage, microbatch) "
-           "activations; 0 = the strategy's cap (1F1B: S - s), if any">,
+           "activations; 0 = the step's `cap`, if any">,
     Option<"memoryCapBytes", "memory-cap-bytes", "int64_t", /*default=*/"0",
            "Cap on live activation bytes per worker (cost 'act' per "
            "activation); 0 = none">,
     Option<"noMemoryCap", "no-memory-cap", "bool", /*default=*/"false",
-           "Ignore the strategy's memory cap">,
+           "Ignore the step's `cap`">,
     Option<"reorder", "reorder", "bool", /*default=*/"false",
            "Schedule by priority even if every job already has an order">,
   ];

@@ -130,3 +130,59 @@ sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.interleaved
 // expected-error @below {{'sched.step' op lpp<groups = 4611686018427387905, ring = 4> needs W = groups * ring workers, more than 2^63}}
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.lpp<groups = 4611686018427387905, ring = 4> {
 }
+
+// -----
+
+// Tests that a priority key names (s, b, d) or (s, b, d, p).
+// expected-error @below {{'sched.step' op priority key must map (s, b, d) or (s, b, d, p) to one or more integers, got affine_map<(d0, d1) -> (d0)>}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b priority affine_map<(s, b) -> (s)> {
+}
+
+// -----
+
+// Tests that a priority key divides only by positive constants.
+// expected-error @below {{'sched.step' op priority key may divide only by positive constants}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b priority affine_map<(s, b, d) -> (b floordiv -2)> {
+}
+
+// -----
+
+// Tests that an unknown priority name is refused where it is written.
+// expected-error @below {{unknown priority 'zero_bubble'}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b priority <zero_bubble> {
+}
+
+// -----
+
+// Tests that a cap lists one value or one per worker.
+// expected-error @below {{'sched.step' op cap lists 3 values for 4 workers}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b cap <units = [1, 2, 3]> {
+}
+
+// -----
+
+// Tests that a cap is at least one activation.
+// expected-error @below {{memory cap must be at least 1, got 0}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b cap <units = 0> {
+}
+
+// -----
+
+// Tests that a cap in bytes needs the activation size.
+// expected-error @below {{'sched.step' op cap in bytes needs the cost's 'act' size}}
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b cap <bytes = 4096> {
+}
+
+// -----
+
+// Tests that torch's rounds need B a multiple of the round count.
+// expected-error @below {{'sched.step' op interleaved_1f1b with group = torch needs B (9) to be a multiple of max(1, B / W) = 2 rounds, as torch does}}
+sched.step stages = 8, microbatches = 9, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2, group = torch> {
+}
+
+// -----
+
+// Tests that a group is a positive size or a rule.
+// expected-error @below {{interleaved_1f1b group must be megatron, torch or a positive size, got 0}}
+sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2, group = 0> {
+}

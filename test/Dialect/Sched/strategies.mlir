@@ -68,3 +68,30 @@ module @mixed {
       weights affine_map<(s, b, d) -> (s mod 4)> {
   }
 }
+// CHECK-LABEL: module @interleaved_groups
+// CHECK-NEXT:    strategy #sched.interleaved_1f1b<chunks = 2, group = torch> {
+// CHECK:         strategy #sched.interleaved_1f1b<chunks = 2, group = 5> {
+// CHECK:         strategy #sched.interleaved_1f1b<chunks = 2> {
+module @interleaved_groups {
+  sched.step stages = 8, microbatches = 10, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2, group = torch> {
+  }
+  sched.step stages = 8, microbatches = 10, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2, group = 5> {
+  }
+  sched.step stages = 8, microbatches = 10, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2, group = megatron> {
+  }
+}
+// CHECK-LABEL: module @priority_key
+// CHECK-NEXT:    strategy #sched<1f1b> priority affine_map<(d0, d1, d2) -> (d1 floordiv 4, d2, d0)> cap <none> {
+// CHECK:         priority affine_map<(d0, d1, d2, d3) -> (d1, d3)> cap <units = [4, 3, 2, 1]> {
+// CHECK:         priority <interleaved> cap <bytes = 4096> cost <fwd = 1, bwd = 2, act = 1024> {
+module @priority_key {
+  sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+      priority affine_map<(s, b, d) -> (b floordiv 4, d, s)> cap <none> {
+  }
+  sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+      priority affine_map<(s, b, d, p) -> (b, p)> cap <units = [4, 3, 2, 1]> {
+  }
+  sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+      priority <interleaved> cap <bytes = 4096> cost <fwd = 1, bwd = 2, act = 1024> {
+  }
+}

@@ -1,8 +1,8 @@
 //===- SchedScheme.h - placement maps and priorities of a step --*- C++ -*-===//
 //
 // A step's scheme is its strategy and explicit maps resolved to two affine
-// maps over (s, b, d) and a priority policy. Evaluation is a direct walk of
-// the affine expression: no attribute is created per job.
+// maps over (s, b, d) and a priority (a key or a static order). Evaluation
+// is a direct walk of the affine expression: no attribute is created per job.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +15,10 @@
 
 namespace pipesched::sched {
 
+/// Where jobs compute and where their weights live.
 struct Scheme {
   mlir::AffineMap compute;
   mlir::AffineMap weights;
-  PriorityPolicy priority;
 };
 
 /// Checks that `map` is a placement map: (s, b, d) -> (worker), no symbols,
@@ -26,6 +26,12 @@ struct Scheme {
 llvm::LogicalResult
 verifyPlacementMap(mlir::AffineMap map, llvm::StringRef role,
                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// Checks that `map` is a priority key: (s, b, d) or (s, b, d, p) to one or
+/// more integers, no symbols, divisions only by positive constants.
+llvm::LogicalResult
+verifyPriorityKey(mlir::AffineMap map,
+                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// The scheme of `step`: explicit maps win over the strategy's; without a
 /// weights map, weights live where they are computed. Fails (with a
@@ -36,22 +42,33 @@ mlir::FailureOr<Scheme> resolveScheme(StepOp step);
 int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
                           Direction d);
 
-/// The dialect's names for the dialect-free priorities and directions.
-inline scheduling::Priority toSchedulingPriority(PriorityPolicy policy) {
-  switch (policy) {
-  case PriorityPolicy::FillDrain:
-    return scheduling::Priority::FillDrain;
-  case PriorityPolicy::BackwardFirst:
-    return scheduling::Priority::BackwardFirst;
-  case PriorityPolicy::DepthFirst:
-    return scheduling::Priority::DepthFirst;
-  case PriorityPolicy::BreadthFirst:
-    return scheduling::Priority::BreadthFirst;
-  case PriorityPolicy::Interleaved:
-    return scheduling::Priority::Interleaved;
-  }
-  llvm_unreachable("unknown priority policy");
-}
+/// A step's priority, resolved: a lexicographic key over (s, b, d, p), or
+/// a static-order generator with its parameters.
+struct ResolvedPriority {
+  mlir::AffineMap key;
+  std::optional<scheduling::StaticOrder> order;
+  /// Interleaved: microbatches per round (0 = W).
+  int64_t group = 0;
+};
+
+/// The priority `step` uses: its own, else its strategy's default, else
+/// fill-drain; named affine policies become their keys.
+ResolvedPriority resolvePriority(StepOp step);
+
+/// The key map (dims s, b, d, p) of a named policy, or a null map for a
+/// static order.
+mlir::AffineMap getPolicyKey(PriorityPolicy policy, mlir::MLIRContext *ctx);
+
+/// The generator of a static-order policy, or none for a key.
+std::optional<scheduling::StaticOrder> getStaticOrder(PriorityPolicy policy);
+
+/// Evaluates every result of a verified priority key at job (s, b, d) of a
+/// step with `numStages` stages, appending them to `out`.
+void evaluatePriorityKey(mlir::AffineMap key, int64_t numStages, int64_t s,
+                         int64_t b, Direction d,
+                         llvm::SmallVectorImpl<int64_t> &out);
+
+/// The dialect's names for the dialect-free directions.
 inline scheduling::Direction toSchedulingDirection(Direction d) {
   switch (d) {
   case Direction::Forward:
@@ -63,18 +80,17 @@ inline scheduling::Direction toSchedulingDirection(Direction d) {
   }
   llvm_unreachable("unknown direction");
 }
-
-/// Whether `policy` fixes each worker's order outright (see
-/// scheduling::isStaticOrder).
-inline bool isStaticOrder(PriorityPolicy policy) {
-  return scheduling::isStaticOrder(toSchedulingPriority(policy));
+inline Direction fromSchedulingDirection(scheduling::Direction d) {
+  switch (d) {
+  case scheduling::Direction::Forward:
+    return Direction::Forward;
+  case scheduling::Direction::Backward:
+    return Direction::Backward;
+  case scheduling::Direction::BackwardWeight:
+    return Direction::BackwardWeight;
+  }
+  llvm_unreachable("unknown direction");
 }
-
-/// The priority `n(s, b, d)` of a job under `policy`
-/// (scheduling::priorityOf, lib/Scheduling/Priorities.h).
-int64_t computePriority(PriorityPolicy policy, int64_t numStages,
-                        int64_t numMicrobatches, int64_t numWorkers,
-                        int64_t stage, int64_t microbatch, Direction d);
 
 } // namespace pipesched::sched
 
