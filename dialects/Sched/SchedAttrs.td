@@ -99,7 +99,10 @@ def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
     I32EnumAttrCase<"BackwardFirst", 1, "backward_first">,
     I32EnumAttrCase<"DepthFirst", 2, "depth_first">,
     I32EnumAttrCase<"BreadthFirst", 3, "breadth_first">,
-    I32EnumAttrCase<"Interleaved", 4, "interleaved">
+    I32EnumAttrCase<"Interleaved", 4, "interleaved">,
+    I32EnumAttrCase<"LoopedBFS", 5, "looped_bfs">,
+    I32EnumAttrCase<"ZeroBubbleH1", 6, "zb_h1">,
+    I32EnumAttrCase<"ZeroBubbleV", 7, "zbv">
   ]> {
   let cppNamespace = "::pipesched::sched";
   let genSpecializedAttr = 0;
@@ -278,6 +281,53 @@ def Sched_FslppAttr : Sched_StrategyAttr<"Fslpp", "fslpp"> {
   let parameters = (ins "int64_t":$groups, "int64_t":$ring);
   let assemblyFormat = "`<` `groups` `=` $groups `,` `ring` `=` $ring `>`";
   let genVerifyDecl = 1;
+}
+
+def Sched_LoopedBfsAttr : Sched_StrategyAttr<"LoopedBfs", "looped_bfs"> {
+  let summary = "torch's looped BFS: stage s on worker s mod W, breadth first";
+  let description = [{
+    `S = chunks * W`, stage `s` on worker `s mod W`, in the static order
+    `<looped_bfs>` (torch `ScheduleLoopedBFS`): each worker runs every
+    forward of its lowest stage, then of its next, and then the backwards
+    from its highest stage down, microbatches in reverse order.
+
+    ```mlir
+    #sched.looped_bfs<chunks = 2>
+    ```
+  }];
+  let parameters = (ins "int64_t":$chunks);
+  let assemblyFormat = "`<` `chunks` `=` $chunks `>`";
+  let genVerifyDecl = 1;
+}
+
+def Sched_ZbH1Attr
+    : Sched_StrategyAttr<"ZbH1", "zb_h1", ["getMicrobatchGroup"]> {
+  let summary = "zero bubble ZB-H1: 1F1B with deferred weight gradients";
+  let description = [{
+    The zero-bubble schedule with 1F1B's memory (Qi et al., ICLR 2024), as
+    torch's `ScheduleInterleavedZeroBubble` generates it: stage `s` on
+    worker `s mod W`, `S = chunks * W` (`chunks = 1`, the default, is
+    ZB-H1 proper), in the static order `<zb_h1>`. Needs a split backward
+    (a cost with `bwd_w`); microbatches in torch's rounds of
+    `B / max(1, B / W)`.
+
+    ```mlir
+    #sched.zb_h1
+    #sched.zb_h1<chunks = 2>
+    ```
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "1">:$chunks);
+  let assemblyFormat = "(`<` `chunks` `=` $chunks^ `>`)?";
+  let genVerifyDecl = 1;
+}
+
+def Sched_ZbvAttr : Sched_StrategyAttr<"Zbv", "zbv"> {
+  let summary = "zero bubble ZB-V: 2W stages in a V";
+  let description = [{
+    torch's `ScheduleZBVZeroBubble`: `S = 2W`, worker `r` holds stages `r`
+    and `2W-1-r` (the forward goes down the workers and back up), in the
+    static order `<zbv>`. Needs a split backward (a cost with `bwd_w`).
+  }];
 }
 
 #endif // PIPESCHED_SCHED_ATTRS_TD

@@ -300,6 +300,100 @@ PriorityPolicy FslppAttr::getDefaultPriority() const {
 }
 
 //===----------------------------------------------------------------------===//
+// looped_bfs, zb_h1, zbv
+//===----------------------------------------------------------------------===//
+
+/// `S = chunks * W`, stage s on worker s mod W (the loop placement).
+static LogicalResult verifyLoopPlacement(StringRef strategy, int64_t chunks,
+                                         int64_t S, int64_t W,
+                                         function_ref<InFlightDiagnostic()> err) {
+  int64_t needed = 0;
+  if (llvm::MulOverflow(chunks, W, needed) || S != needed)
+    return err() << strategy << "<chunks = " << chunks
+                 << "> needs S = chunks * W stages, got S = " << S
+                 << ", W = " << W;
+  return success();
+}
+static LogicalResult verifyChunks(StringRef strategy, int64_t chunks,
+                                  function_ref<InFlightDiagnostic()> err) {
+  if (chunks < 1)
+    return err() << strategy << " needs at least one chunk per worker, got "
+                 << chunks;
+  return success();
+}
+
+LogicalResult LoopedBfsAttr::verify(function_ref<InFlightDiagnostic()> err,
+                                    int64_t chunks) {
+  return verifyChunks("looped_bfs", chunks, err);
+}
+LogicalResult LoopedBfsAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                         function_ref<InFlightDiagnostic()> err) const {
+  return verifyLoopPlacement("looped_bfs", getChunks(), S, W, err);
+}
+AffineMap LoopedBfsAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  return x.map(x.s % W);
+}
+AffineMap LoopedBfsAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy LoopedBfsAttr::getDefaultPriority() const {
+  return PriorityPolicy::LoopedBFS;
+}
+
+LogicalResult ZbH1Attr::verify(function_ref<InFlightDiagnostic()> err,
+                               int64_t chunks) {
+  return verifyChunks("zb_h1", chunks, err);
+}
+LogicalResult ZbH1Attr::verifyShape(int64_t S, int64_t B, int64_t W,
+                                    function_ref<InFlightDiagnostic()> err) const {
+  if (failed(verifyLoopPlacement("zb_h1", getChunks(), S, W, err)))
+    return failure();
+  if (B % torchRounds(B, W) != 0)
+    return err() << "zb_h1 needs B (" << B
+                 << ") to be a multiple of max(1, B / W) = " << torchRounds(B, W)
+                 << " rounds, as torch does";
+  return success();
+}
+AffineMap ZbH1Attr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  return x.map(x.s % W);
+}
+AffineMap ZbH1Attr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy ZbH1Attr::getDefaultPriority() const {
+  return PriorityPolicy::ZeroBubbleH1;
+}
+int64_t ZbH1Attr::getMicrobatchGroup(int64_t, int64_t B, int64_t W) const {
+  return B / torchRounds(B, W);
+}
+
+LogicalResult ZbvAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                   function_ref<InFlightDiagnostic()> err) const {
+  if (S != 2 * W)
+    return err() << "zbv needs S = 2W stages (two per worker, in a V), got S = "
+                 << S << ", W = " << W;
+  return success();
+}
+// The V as an affine map over s in [0, 2W): s - [s >= W] - 2 relu(s - W),
+// with relu(s - W) = sum over k in (W, 2W) of [s >= k] and
+// [s >= k] = (s - k + 2W) floordiv 2W (affine maps have no min or abs).
+AffineMap ZbvAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  Dims x(getContext());
+  AffineExpr worker = x.s - x.s.floorDiv(W);
+  for (int64_t k = W + 1; k < 2 * W; ++k)
+    worker = worker - 2 * (x.s - k + 2 * W).floorDiv(2 * W);
+  return x.map(worker);
+}
+AffineMap ZbvAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy ZbvAttr::getDefaultPriority() const {
+  return PriorityPolicy::ZeroBubbleV;
+}
+
+//===----------------------------------------------------------------------===//
 // Scheme resolution and evaluation
 //===----------------------------------------------------------------------===//
 
@@ -431,6 +525,9 @@ AffineMap pipesched::sched::getPolicyKey(PriorityPolicy policy,
   case PriorityPolicy::BreadthFirst:
     return key({p, b});
   case PriorityPolicy::Interleaved:
+  case PriorityPolicy::LoopedBFS:
+  case PriorityPolicy::ZeroBubbleH1:
+  case PriorityPolicy::ZeroBubbleV:
     return {};
   }
   llvm_unreachable("unknown priority policy");
@@ -441,6 +538,12 @@ pipesched::sched::getStaticOrder(PriorityPolicy policy) {
   switch (policy) {
   case PriorityPolicy::Interleaved:
     return pipesched::scheduling::StaticOrder::Interleaved;
+  case PriorityPolicy::LoopedBFS:
+    return pipesched::scheduling::StaticOrder::LoopedBFS;
+  case PriorityPolicy::ZeroBubbleH1:
+    return pipesched::scheduling::StaticOrder::ZeroBubbleH1;
+  case PriorityPolicy::ZeroBubbleV:
+    return pipesched::scheduling::StaticOrder::ZeroBubbleV;
   default:
     return std::nullopt;
   }

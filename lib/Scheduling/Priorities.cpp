@@ -97,14 +97,162 @@ static std::vector<JobCoord> interleavedRank(const OrderShape &shape,
   return out;
 }
 
+/// torch's rounds for the interleaved zero-bubble order: max(1, B / W)
+/// rounds of B / rounds microbatches.
+static int64_t torchRoundSize(const OrderShape &shape) {
+  int64_t rounds = std::max<int64_t>(1, shape.microbatches / shape.workers);
+  return shape.microbatches / rounds;
+}
+
+/// torch's `_get_1f1b_rank_ops` with zero bubble on rank r (schedules.py of
+/// torch 00722e64): (v-1)*group + (W-1-r) warm-up forwards; then each step
+/// one forward and one input-gradient half, with the weight-gradient half
+/// of the oldest pending backward once r steps have passed; then the
+/// remaining input halves, each with a weight half; then the remaining
+/// weight halves. Microbatch indices count per stage.
+static std::vector<JobCoord> zeroBubbleRank(const OrderShape &shape,
+                                            int64_t rank) {
+  int64_t W = shape.workers, B = shape.microbatches, v = chunksOf(shape);
+  int64_t group = shape.group > 0 ? shape.group : torchRoundSize(shape);
+  int64_t total = v * B;
+  int64_t warmup = std::min((v - 1) * group + (W - 1 - rank), total);
+  auto forwardStage = [&](int64_t op) { return (op / group % v) * W + rank; };
+  auto backwardStage = [&](int64_t op) {
+    return (v - 1 - (op - warmup) / group % v) * W + rank;
+  };
+  std::vector<int64_t> forwards(size_t(shape.stages), 0),
+      backwards(size_t(shape.stages), 0), weights(size_t(shape.stages), 0);
+  std::vector<int64_t> pending; // stages of input halves awaiting weights
+  size_t nextWeight = 0;
+  std::vector<JobCoord> out;
+  auto forward = [&](int64_t op) {
+    int64_t s = forwardStage(op);
+    out.push_back({s, forwards[size_t(s)]++, Direction::Forward});
+  };
+  auto input = [&](int64_t op) {
+    int64_t s = backwardStage(op);
+    out.push_back({s, backwards[size_t(s)]++, Direction::Backward});
+    pending.push_back(s);
+  };
+  auto weight = [&] {
+    int64_t s = pending[nextWeight++];
+    out.push_back({s, weights[size_t(s)]++, Direction::BackwardWeight});
+  };
+  for (int64_t op = 0; op < warmup; ++op)
+    forward(op);
+  for (int64_t op = warmup; op < total + warmup; ++op) {
+    if (op < total)
+      forward(op);
+    input(op);
+    if (op - warmup >= rank)
+      weight();
+  }
+  while (nextWeight < pending.size())
+    weight();
+  return out;
+}
+
+/// torch's `ScheduleLoopedBFS` on rank r: the forwards of each of its
+/// stages in turn, then the backwards of its stages from the highest, each
+/// stage's microbatches in reverse order.
+static std::vector<JobCoord> loopedBfsRank(const OrderShape &shape,
+                                           int64_t rank) {
+  std::vector<JobCoord> out;
+  for (int64_t s = rank; s < shape.stages; s += shape.workers)
+    for (int64_t b = 0; b < shape.microbatches; ++b)
+      out.push_back({s, b, Direction::Forward});
+  int64_t last = rank + (chunksOf(shape) - 1) * shape.workers;
+  for (int64_t s = last; s >= 0; s -= shape.workers) {
+    if (s >= shape.stages)
+      continue;
+    for (int64_t b = shape.microbatches - 1; b >= 0; --b)
+      appendBackward(out, shape, s, b);
+  }
+  return out;
+}
+
+/// torch's `ScheduleZBVZeroBubble` on rank r of p (schedules.py of torch
+/// 00722e64): chunk 0 is stage r, chunk 1 stage 2p-1-r; the pattern is
+/// written for max(2p-1, B) microbatches and the ones past B are dropped.
+static std::vector<JobCoord> zeroBubbleVRank(const OrderShape &shape,
+                                             int64_t rank) {
+  int64_t p = shape.workers, B = shape.microbatches;
+  int64_t padded = std::max(2 * p - 1, B);
+  int64_t c0 = rank, c1 = 2 * p - 1 - rank;
+  int64_t f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+  std::vector<JobCoord> out;
+  auto emit = [&](int64_t s, int64_t b, Direction d) {
+    if (b < B)
+      out.push_back({s, b, d});
+  };
+  auto backwardPair = [&](int64_t s, int64_t &b) {
+    emit(s, b, Direction::Backward);
+    emit(s, b, Direction::BackwardWeight);
+    ++b;
+  };
+  for (int64_t i = 0; i < 2 * (p - rank) - 1; ++i)
+    emit(c0, f0++, Direction::Forward);
+  for (int64_t i = 0; i < rank; ++i) {
+    emit(c1, f1++, Direction::Forward);
+    emit(c0, f0++, Direction::Forward);
+  }
+  for (int64_t i = 0; i < p - rank; ++i) {
+    emit(c1, f1++, Direction::Forward);
+    backwardPair(c1, b1);
+  }
+  while (f1 < f0 || f0 < padded) {
+    if (f0 < padded)
+      emit(c0, f0++, Direction::Forward);
+    backwardPair(c0, b0);
+    emit(c1, f1++, Direction::Forward);
+    backwardPair(c1, b1);
+  }
+  int64_t w0 = b0, w1 = b1;
+  for (int64_t i = 0; i < rank; ++i) {
+    emit(c0, b0++, Direction::Backward);
+    emit(c1, b1++, Direction::Backward);
+  }
+  for (int64_t i = 0; i < p - rank; ++i) {
+    emit(c0, b0++, Direction::Backward);
+    emit(c0, w0++, Direction::BackwardWeight);
+  }
+  while (w1 < b1)
+    emit(c1, w1++, Direction::BackwardWeight);
+  while (w0 < b0)
+    emit(c0, w0++, Direction::BackwardWeight);
+  return out;
+}
+
 std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
                                                     const OrderShape &shape) {
   if (shape.stages < 1 || shape.microbatches < 1 || shape.workers < 1)
     return "the shape needs at least one stage, microbatch and worker";
   switch (order) {
   case StaticOrder::Interleaved:
+  case StaticOrder::LoopedBFS:
     if (shape.group < 0)
       return "the interleaved round size must be positive";
+    return "";
+  case StaticOrder::ZeroBubbleH1:
+    if (!shape.splitBackward)
+      return "the zero-bubble order needs a split backward (a cost with "
+             "bwd_w)";
+    if (shape.group < 0)
+      return "the interleaved round size must be positive";
+    if (shape.group == 0 && shape.microbatches % std::max<int64_t>(
+                                1, shape.microbatches / shape.workers) != 0)
+      return "torch's zero-bubble order needs B (" +
+             std::to_string(shape.microbatches) +
+             ") to be a multiple of max(1, B / W) rounds";
+    return "";
+  case StaticOrder::ZeroBubbleV:
+    if (!shape.splitBackward)
+      return "the zero-bubble order needs a split backward (a cost with "
+             "bwd_w)";
+    if (shape.stages != 2 * shape.workers)
+      return "the V order needs S = 2W stages, got S = " +
+             std::to_string(shape.stages) + ", W = " +
+             std::to_string(shape.workers);
     return "";
   }
   return "unknown static order";
@@ -117,6 +265,15 @@ WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
     switch (order) {
     case StaticOrder::Interleaved:
       orders[size_t(r)] = interleavedRank(shape, r);
+      break;
+    case StaticOrder::LoopedBFS:
+      orders[size_t(r)] = loopedBfsRank(shape, r);
+      break;
+    case StaticOrder::ZeroBubbleH1:
+      orders[size_t(r)] = zeroBubbleRank(shape, r);
+      break;
+    case StaticOrder::ZeroBubbleV:
+      orders[size_t(r)] = zeroBubbleVRank(shape, r);
       break;
     }
   }

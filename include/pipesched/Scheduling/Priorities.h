@@ -51,7 +51,26 @@ enum class StaticOrder : uint8_t {
   /// 2(W-r-1) + (v-1)*group warm-up forwards, then one forward one
   /// backward, then drains.
   Interleaved,
+  /// torch `ScheduleLoopedBFS`: stage s on rank s mod W; every forward of
+  /// a rank's lower stage before its next stage, then the backwards, the
+  /// highest stage first, microbatches in reverse order.
+  LoopedBFS,
+  /// torch `ScheduleInterleavedZeroBubble`: interleaved 1F1B with one
+  /// warm-up forward per later rank (not two) and the weight-gradient
+  /// halves deferred by r steps on rank r. With one stage per rank this is
+  /// ZB-H1 (Qi et al., ICLR 2024): 1F1B's memory, bubble
+  /// (p-1)(F + B - W) with B the input half.
+  ZeroBubbleH1,
+  /// torch `ScheduleZBVZeroBubble` (ZB-V): 2W stages in a V, rank r holds
+  /// stages r and 2W-1-r; needs a split backward.
+  ZeroBubbleV,
 };
+
+/// The worker of stage `s` in the V placement of 2W stages: r holds stages
+/// r and 2W-1-r.
+inline int64_t vStageWorker(int64_t numWorkers, int64_t s) {
+  return s < numWorkers ? s : 2 * numWorkers - 1 - s;
+}
 
 /// What a generator needs to know about the step.
 struct OrderShape {
