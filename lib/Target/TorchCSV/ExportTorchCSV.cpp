@@ -51,6 +51,10 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
     JobOpInterface job;
   };
   SmallVector<SmallVector<Entry>> rows(step.getWorkers());
+  // torch places each stage on one rank (_validate_schedule infers the
+  // stage-to-rank map from the CSV): a stage spread over workers (DDP,
+  // FSDP, looped pipelines with several groups) has no torch CSV.
+  SmallVector<std::optional<int64_t>> stageWorker(step.getStages());
   for (Operation &o : step.getBody().front()) {
     auto job = dyn_cast<JobOpInterface>(o);
     if (!job)
@@ -61,6 +65,14 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
       return job->emitOpError()
              << describeJob(job)
              << " has no worker order: run --sched-simulate first";
+    std::optional<int64_t> &owner = stageWorker[job.getStageIndex()];
+    if (owner && *owner != *worker)
+      return job->emitOpError()
+             << "cannot be written as a torch CSV schedule: stage "
+             << job.getStageIndex() << " runs on workers " << *owner
+             << " and " << *worker
+             << ", and torch places each stage on one rank";
+    owner = *worker;
     rows[*worker].push_back(
         {*order, job.getStartTime(), job.getEndTime(), job});
   }
