@@ -143,7 +143,8 @@ namespace {
 struct Totals {
   int64_t busy = 0, actRecv = 0, gradRecv = 0, weightFetches = 0;
   int64_t peakLive = 0, peakLiveBytes = 0;
-  double latencyUnits, bubbleOfTotal, bubbleOfIdeal, rho, bound;
+  int64_t maxBusy = 0;
+  double latencyUnits, bubbleOfTotal, bubbleOfIdeal, bubbleRate, rho, bound;
 };
 } // namespace
 
@@ -151,6 +152,7 @@ static Totals totals(const StepStats &s) {
   Totals t;
   for (const WorkerStats &w : s.perWorker) {
     t.busy += w.busy;
+    t.maxBusy = std::max(t.maxBusy, w.busy);
     t.actRecv += w.actRecv;
     t.gradRecv += w.gradRecv;
     t.weightFetches += w.weightFetches;
@@ -161,6 +163,11 @@ static Totals totals(const StepStats &s) {
   t.latencyUnits = s.latency / s.unit;
   t.bubbleOfTotal = capacity > 0 ? (capacity - t.busy) / capacity : 0;
   t.bubbleOfIdeal = t.busy > 0 ? (capacity - t.busy) / t.busy : 0;
+  // The Zero Bubble paper's bubble rate: (cost - m(F+B+W)) / cost with cost
+  // the step's latency and m(F+B+W) the work of its busiest stage.
+  t.bubbleRate = s.latency > 0
+                     ? static_cast<double>(s.latency - t.maxBusy) / s.latency
+                     : 0;
   t.rho = t.latencyUnits > 0
               ? static_cast<double>(s.stages * s.microbatches) /
                     (t.latencyUnits * s.workers)
@@ -190,8 +197,9 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                      "ticks: one stage's forward + backward)\n",
                      (long long)s.latency, t.latencyUnits, s.unit);
   os << llvm::format("bubble: %.4f of total time (idle / (L*W)), %.4f of "
-                     "ideal time (idle / busy, Megatron's (p-1)/m)\n",
-                     t.bubbleOfTotal, t.bubbleOfIdeal);
+                     "ideal time (idle / busy, Megatron's (p-1)/m), %.4f "
+                     "rate (Zero Bubble's (L - busiest worker's busy) / L)\n",
+                     t.bubbleOfTotal, t.bubbleOfIdeal, t.bubbleRate);
   os << llvm::format("traffic: %lld activations and %lld gradients received, "
                      "%lld weight fetches\n",
                      (long long)t.actRecv, (long long)t.gradRecv,
@@ -229,6 +237,7 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"busy", t.busy},
       {"bubble_of_total", t.bubbleOfTotal},
       {"bubble_of_ideal", t.bubbleOfIdeal},
+      {"bubble_rate", t.bubbleRate},
       {"act_recv", t.actRecv},
       {"grad_recv", t.gradRecv},
       {"weight_fetches", t.weightFetches},

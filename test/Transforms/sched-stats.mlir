@@ -51,7 +51,7 @@ sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.fsdp {
 // CHECK-NEXT:       0    16    24     9  0.2727         0          8               0          8                0              1
 // CHECK-NEXT:       1    16    24     9  0.2727         8          8               0          8                0              1
 // CHECK:       latency: 33 ticks = 11.0000 units
-// CHECK-NEXT:  bubble: 0.2727 of total time (idle / (L*W)), 0.3750 of ideal time
+// CHECK-NEXT:  bubble: 0.2727 of total time (idle / (L*W)), 0.3750 of ideal time (idle / busy, Megatron's (p-1)/m), 0.2727 rate (Zero Bubble's (L - busiest worker's busy) / L)
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.gpipe {
 }
 
