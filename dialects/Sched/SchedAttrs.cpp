@@ -60,7 +60,7 @@ void SchedDialect::registerAttributes() {
 static constexpr int64_t kDefaultFwd = 1, kDefaultBwd = 2;
 
 CostAttr CostAttr::getDefault(MLIRContext *ctx) {
-  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0);
+  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {});
 }
 
 int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
@@ -72,10 +72,20 @@ int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
   return values.size() == 1 ? values.front() : values[stage];
 }
 
+int64_t CostAttr::getOverlapDuration(int64_t forwardStage,
+                                     int64_t backwardStage) const {
+  ArrayRef<int64_t> pair = getFwdBwd();
+  if (!pair.empty())
+    return pair.size() == 1 ? pair.front() : pair[forwardStage];
+  return getDuration(forwardStage, Direction::Forward) +
+         getDuration(backwardStage, Direction::Backward) +
+         getDuration(backwardStage, Direction::BackwardWeight);
+}
+
 LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> fwd, ArrayRef<int64_t> bwd,
                                ArrayRef<int64_t> bwdWeight, int64_t actBytes,
-                               int64_t weightBytes) {
+                               int64_t weightBytes, ArrayRef<int64_t> fwdBwd) {
   auto checkDurations = [&](StringRef key, ArrayRef<int64_t> values,
                             bool mayBeEmpty) -> LogicalResult {
     if (values.empty() && !mayBeEmpty)
@@ -88,7 +98,8 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   };
   if (failed(checkDurations("fwd", fwd, false)) ||
       failed(checkDurations("bwd", bwd, false)) ||
-      failed(checkDurations("bwd_w", bwdWeight, true)))
+      failed(checkDurations("bwd_w", bwdWeight, true)) ||
+      failed(checkDurations("fwd_bwd", fwdBwd, true)))
     return failure();
   if (actBytes < 0 || weightBytes < 0)
     return emitError() << "cost sizes must be non-negative";
@@ -112,7 +123,7 @@ static ParseResult parseScalarOrList(AsmParser &p,
 }
 
 Attribute CostAttr::parse(AsmParser &p, Type) {
-  SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight;
+  SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight, fwdBwd;
   int64_t actBytes = 0, weightBytes = 0;
   llvm::SmallDenseSet<StringRef> seen;
   if (p.parseLess())
@@ -120,7 +131,7 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
   if (succeeded(p.parseOptionalGreater()))
     return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                                 p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                                weightBytes);
+                                weightBytes, fwdBwd);
   do {
     StringRef key;
     SMLoc keyLoc = p.getCurrentLocation();
@@ -137,13 +148,15 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
       r = parseScalarOrList(p, bwd);
     else if (key == "bwd_w")
       r = parseScalarOrList(p, bwdWeight);
+    else if (key == "fwd_bwd")
+      r = parseScalarOrList(p, fwdBwd);
     else if (key == "act")
       r = p.parseInteger(actBytes);
     else if (key == "weights")
       r = p.parseInteger(weightBytes);
     else {
       p.emitError(keyLoc) << "unknown cost key '" << key
-                          << "' (expected fwd, bwd, bwd_w, act or weights)";
+                          << "' (expected fwd, bwd, bwd_w, fwd_bwd, act or weights)";
       return {};
     }
     if (failed(r))
@@ -153,7 +166,7 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
     return {};
   return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                               p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                              weightBytes);
+                              weightBytes, fwdBwd);
 }
 
 static void printScalarOrList(AsmPrinter &p, ArrayRef<int64_t> values) {
@@ -174,6 +187,10 @@ void CostAttr::print(AsmPrinter &p) const {
   if (isSplitBackward()) {
     p << ", bwd_w = ";
     printScalarOrList(p, getBwdWeight());
+  }
+  if (!getFwdBwd().empty()) {
+    p << ", fwd_bwd = ";
+    printScalarOrList(p, getFwdBwd());
   }
   if (getActBytes())
     p << ", act = " << getActBytes();

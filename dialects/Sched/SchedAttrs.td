@@ -37,7 +37,8 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     backward is split into input- and weight-gradient parts) and sizes in
     bytes of one microbatch's activation at a stage boundary (`act`) and of
     one stage's weights (`weights`). A scalar applies to every stage; a list
-    gives one value per stage.
+    gives one value per stage. `fwd_bwd` is the duration of an overlapped
+    forward-backward pair (DualPipe's F&B), by the forward's stage.
 
     ```mlir
     #sched.cost<fwd = 1, bwd = 2>
@@ -52,7 +53,8 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     ArrayRefParameter<"int64_t", "backward duration per stage">:$bwd,
     ArrayRefParameter<"int64_t", "weight-gradient duration per stage">:$bwdWeight,
     "int64_t":$actBytes,
-    "int64_t":$weightBytes
+    "int64_t":$weightBytes,
+    ArrayRefParameter<"int64_t", "overlapped F&B pair duration per stage">:$fwdBwd
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -63,6 +65,10 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     /// Whether the backward is split into `bwd` (input) and `bwd_w` (weights).
     bool isSplitBackward() const { return !getBwdWeight().empty(); }
     static CostAttr getDefault(::mlir::MLIRContext *ctx);
+    /// Duration of an overlapped pair: the forward of `forwardStage` fused
+    /// with the backward (and weight half) of `backwardStage`; without
+    /// `fwd_bwd`, the two one after the other.
+    int64_t getOverlapDuration(int64_t forwardStage, int64_t backwardStage) const;
   }];
 }
 
@@ -102,7 +108,8 @@ def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
     I32EnumAttrCase<"Interleaved", 4, "interleaved">,
     I32EnumAttrCase<"LoopedBFS", 5, "looped_bfs">,
     I32EnumAttrCase<"ZeroBubbleH1", 6, "zb_h1">,
-    I32EnumAttrCase<"ZeroBubbleV", 7, "zbv">
+    I32EnumAttrCase<"ZeroBubbleV", 7, "zbv">,
+    I32EnumAttrCase<"DualPipeV", 8, "dualpipev">
   ]> {
   let cppNamespace = "::pipesched::sched";
   let genSpecializedAttr = 0;
@@ -327,6 +334,19 @@ def Sched_ZbvAttr : Sched_StrategyAttr<"Zbv", "zbv"> {
     torch's `ScheduleZBVZeroBubble`: `S = 2W`, worker `r` holds stages `r`
     and `2W-1-r` (the forward goes down the workers and back up), in the
     static order `<zbv>`. Needs a split backward (a cost with `bwd_w`).
+  }];
+}
+
+def Sched_DualPipeVAttr : Sched_StrategyAttr<"DualPipeV", "dualpipev"> {
+  let summary = "DualPipeV: the V with overlapped forward-backward pairs";
+  let description = [{
+    DeepSeek's DualPipeV as torch's `ScheduleDualPipeV` generates it:
+    `S = 2W`, worker `r` holds stages `r` and `2W-1-r`, in the static order
+    `<dualpipev>`: in the steady state each forward of one stage runs
+    overlapped with a whole backward of the other (`overlapped` forwards,
+    the cost's `fwd_bwd`), and the drain splits backwards into input and
+    weight halves. Needs a split backward (a cost with `bwd_w`) and
+    `B >= 2W`.
   }];
 }
 

@@ -269,7 +269,8 @@ LogicalResult StepOp::verifyRegions() {
   for (auto [key, values] :
        {std::pair<StringRef, ArrayRef<int64_t>>{"fwd", cost.getFwd()},
         {"bwd", cost.getBwd()},
-        {"bwd_w", cost.getBwdWeight()}}) {
+        {"bwd_w", cost.getBwdWeight()},
+        {"fwd_bwd", cost.getFwdBwd()}}) {
     if (values.size() > 1 && static_cast<int64_t>(values.size()) != numStages)
       return emitOpError() << "cost '" << key << "' lists " << values.size()
                            << " durations for " << numStages << " stages";

@@ -125,7 +125,11 @@ def Sched_ForwardOp : Sched_JobOp<"forward"> {
     Computes `x[s+1][b] = F_s x[s][b]`. Its operand is the activation made by
     the forward of the previous stage on the same microbatch (none at stage
     0); its result feeds the next stage's forward and the backwards that need
-    it. `on` is `w_compute`, `weights` is `w_weights`.
+    it. `on` is `w_compute`, `weights` is `w_weights`. `overlapped` runs it
+    fused with the backward that follows it in its worker's order (and that
+    backward's weight half): DualPipe's overlapped F&B pair, one unit of the
+    cost's `fwd_bwd` duration (a runtime may run the two one after the
+    other).
 
     ```mlir
     %1 = sched.forward (1, 0) from %0 on 1 weights 1
@@ -139,7 +143,8 @@ def Sched_ForwardOp : Sched_JobOp<"forward"> {
     OptionalProp<NonNegI64Prop>:$weights,
     OptionalProp<NonNegI64Prop>:$order,
     OptionalProp<NonNegI64Prop>:$start,
-    OptionalProp<NonNegI64Prop>:$end
+    OptionalProp<NonNegI64Prop>:$end,
+    UnitProp:$overlapped
   );
   let results = (outs Sched_TensorType:$output);
   let builders = [
@@ -148,13 +153,13 @@ def Sched_ForwardOp : Sched_JobOp<"forward"> {
                    "int64_t":$microbatch,
                    "::mlir::ValueRange":$inputs), [{
       build($_builder, $_state, TensorType::get($_builder.getContext()),
-            stage, microbatch, inputs, {}, {}, {}, {}, {});
+            stage, microbatch, inputs, {}, {}, {}, {}, {}, false);
     }]>
   ];
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`from` $inputs^)?
     (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
-    (`at` $start^ `to` $end)? attr-dict
+    (`overlapped` $overlapped^)? (`at` $start^ `to` $end)? attr-dict
   }];
 }
 
@@ -165,7 +170,9 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
     by the next stage's backward, or, at the last stage, the output of the
     stage's own forward (the loss is computed from it). `act` is the
     activation the stage's forward consumed (none at stage 0): it must stay
-    live until this job runs.
+    live until this job runs. With a split backward, `whole` states that its
+    weight half follows it at once as one backward (torch's `B` in a split
+    schedule), so that exports write it back as such.
 
     ```mlir
     %2 = sched.backward (1, 0) grad %1 act %0 on 1 weights 1
@@ -180,7 +187,8 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
     OptionalProp<NonNegI64Prop>:$weights,
     OptionalProp<NonNegI64Prop>:$order,
     OptionalProp<NonNegI64Prop>:$start,
-    OptionalProp<NonNegI64Prop>:$end
+    OptionalProp<NonNegI64Prop>:$end,
+    UnitProp:$whole
   );
   let results = (outs Sched_TensorType:$output);
   let builders = [
@@ -188,13 +196,13 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
                    "int64_t":$microbatch,
                    "::mlir::ValueRange":$grads, "::mlir::ValueRange":$acts), [{
       build($_builder, $_state, TensorType::get($_builder.getContext()),
-            stage, microbatch, grads, acts, {}, {}, {}, {}, {});
+            stage, microbatch, grads, acts, {}, {}, {}, {}, {}, false);
     }]>
   ];
   let assemblyFormat = [{
     `(` $stage `,` $microbatch `)` (`grad` $grads^)? (`act` $acts^)?
     (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
-    (`at` $start^ `to` $end)? attr-dict
+    (`whole` $whole^)? (`at` $start^ `to` $end)? attr-dict
   }];
 }
 

@@ -379,18 +379,42 @@ LogicalResult ZbvAttr::verifyShape(int64_t S, int64_t, int64_t W,
 // The V as an affine map over s in [0, 2W): s - [s >= W] - 2 relu(s - W),
 // with relu(s - W) = sum over k in (W, 2W) of [s >= k] and
 // [s >= k] = (s - k + 2W) floordiv 2W (affine maps have no min or abs).
-AffineMap ZbvAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
-  Dims x(getContext());
+static AffineMap vPlacement(MLIRContext *ctx, int64_t W) {
+  Dims x(ctx);
   AffineExpr worker = x.s - x.s.floorDiv(W);
   for (int64_t k = W + 1; k < 2 * W; ++k)
     worker = worker - 2 * (x.s - k + 2 * W).floorDiv(2 * W);
   return x.map(worker);
+}
+AffineMap ZbvAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  return vPlacement(getContext(), W);
 }
 AffineMap ZbvAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
   return getComputeMap(S, B, W);
 }
 PriorityPolicy ZbvAttr::getDefaultPriority() const {
   return PriorityPolicy::ZeroBubbleV;
+}
+
+LogicalResult DualPipeVAttr::verifyShape(int64_t S, int64_t B, int64_t W,
+                                         function_ref<InFlightDiagnostic()> err) const {
+  if (S != 2 * W)
+    return err() << "dualpipev needs S = 2W stages (two per worker, in a V), "
+                    "got S = "
+                 << S << ", W = " << W;
+  if (B < 2 * W)
+    return err() << "dualpipev needs B >= 2W microbatches, got B = " << B
+                 << ", W = " << W;
+  return success();
+}
+AffineMap DualPipeVAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  return vPlacement(getContext(), W);
+}
+AffineMap DualPipeVAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy DualPipeVAttr::getDefaultPriority() const {
+  return PriorityPolicy::DualPipeV;
 }
 
 //===----------------------------------------------------------------------===//
@@ -528,6 +552,7 @@ AffineMap pipesched::sched::getPolicyKey(PriorityPolicy policy,
   case PriorityPolicy::LoopedBFS:
   case PriorityPolicy::ZeroBubbleH1:
   case PriorityPolicy::ZeroBubbleV:
+  case PriorityPolicy::DualPipeV:
     return {};
   }
   llvm_unreachable("unknown priority policy");
@@ -544,6 +569,8 @@ pipesched::sched::getStaticOrder(PriorityPolicy policy) {
     return pipesched::scheduling::StaticOrder::ZeroBubbleH1;
   case PriorityPolicy::ZeroBubbleV:
     return pipesched::scheduling::StaticOrder::ZeroBubbleV;
+  case PriorityPolicy::DualPipeV:
+    return pipesched::scheduling::StaticOrder::DualPipeV;
   default:
     return std::nullopt;
   }

@@ -16,6 +16,11 @@ using namespace pipesched::scheduling;
 namespace {
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
+/// A time with ties broken: (ticks, step within the ticks). Zero-length jobs
+/// at one time take one step each, in causal order, so that communication
+/// is placed among them as among jobs that take time.
+using Instant = std::pair<int64_t, int64_t>;
+
 std::string jobName(const CommProblem &p, uint32_t j) {
   static const char *names[] = {"forward", "backward", "backward_weight"};
   const PlannedJob &job = p.jobs[j];
@@ -27,10 +32,10 @@ std::string jobName(const CommProblem &p, uint32_t j) {
 /// A worker's jobs in program order and the times of its points.
 struct WorkerJobs {
   std::vector<uint32_t> jobs;
-  std::vector<int64_t> pointTime; // jobs.size() + 1 entries
+  std::vector<Instant> pointTime; // jobs.size() + 1 entries
 
   /// The first point in [lo, hi] whose time is >= t (hi if none).
-  uint32_t firstAtOrAfter(int64_t t, uint32_t lo, uint32_t hi) const {
+  uint32_t firstAtOrAfter(Instant t, uint32_t lo, uint32_t hi) const {
     auto it = std::lower_bound(pointTime.begin() + lo, pointTime.begin() + hi, t);
     return static_cast<uint32_t>(it - pointTime.begin());
   }
@@ -39,7 +44,8 @@ struct WorkerJobs {
 /// A message before tags: when it is posted and at which points.
 struct Pending {
   Message message;
-  int64_t time, seq;
+  Instant time;
+  int64_t seq;
   uint32_t senderAt, receiverAt;
 };
 
@@ -53,7 +59,7 @@ struct Release {
 struct Entry {
   PlanOp::Kind kind;
   uint32_t index;
-  std::tuple<int64_t, int, int64_t> key;
+  std::tuple<Instant, int, int64_t> key;
   bool isPointToPoint() const {
     return kind == PlanOp::Send || kind == PlanOp::Recv;
   }
@@ -102,6 +108,67 @@ std::string CommProblem::check() const {
   return "";
 }
 
+/// Each job's (start, end) with ties broken. A job that takes time starts at
+/// (start, k), k the step after the zero-length jobs it waits for at its
+/// start time, and ends at (end, 0); a zero-length job at t runs from (t, k)
+/// to (t, k + 1). A job waits for its inputs and for the job before it on
+/// its worker. With no zero-length job every instant is (ticks, 0): the
+/// plan is the plain time-based one.
+static std::vector<std::pair<Instant, Instant>>
+tieBrokenSpans(const CommProblem &p, const std::vector<WorkerJobs> &workers) {
+  const size_t n = p.jobs.size();
+  std::vector<int64_t> step(n, 0); // the k of the start
+  std::vector<uint8_t> state(n, 0); // 0 new, 1 on the stack, 2 done
+  auto endStep = [&](uint32_t j) {
+    return p.jobs[j].start == p.jobs[j].end ? step[j] + 1 : 0;
+  };
+  // Visits the jobs j waits for at its start time (tied: they end then).
+  auto forEachTied = [&](uint32_t j, auto &&visit) {
+    const PlannedJob &job = p.jobs[j];
+    if (job.position > 0) {
+      uint32_t prev = workers[job.worker].jobs[job.position - 1];
+      if (p.jobs[prev].end == job.start)
+        visit(prev);
+    }
+    for (uint32_t k = p.inputBegin[j]; k < p.inputBegin[j + 1]; ++k)
+      if (p.jobs[p.inputs[k]].end == job.start)
+        visit(p.inputs[k]);
+  };
+  std::vector<uint32_t> stack;
+  for (uint32_t root = 0; root < n; ++root) {
+    if (state[root])
+      continue;
+    stack.push_back(root);
+    while (!stack.empty()) {
+      uint32_t j = stack.back();
+      if (state[j] == 0) {
+        state[j] = 1;
+        forEachTied(j, [&](uint32_t q) {
+          if (state[q] == 0)
+            stack.push_back(q);
+        });
+        continue;
+      }
+      stack.pop_back();
+      if (state[j] == 2)
+        continue;
+      // A job still on the stack is a cycle of zero-length jobs (a program
+      // that deadlocks): it adds nothing here; verify() reports it.
+      int64_t k = 0;
+      forEachTied(j, [&](uint32_t q) {
+        if (state[q] == 2)
+          k = std::max(k, endStep(q));
+      });
+      step[j] = k;
+      state[j] = 2;
+    }
+  }
+  std::vector<std::pair<Instant, Instant>> span(n);
+  for (uint32_t j = 0; j < n; ++j)
+    span[j] = {{p.jobs[j].start, step[j]}, {p.jobs[j].end, endStep(j)}};
+  return span;
+}
+
 CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
   const int32_t W = p.numWorkers;
   CommPlan plan;
@@ -109,15 +176,15 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
   // Each worker's jobs in order, with the times of its points.
   std::vector<WorkerJobs> workers(W);
   for (uint32_t i = 0; i < p.jobs.size(); ++i)
-    workers[p.jobs[i].worker].pointTime.push_back(0);
+    workers[p.jobs[i].worker].jobs.push_back(0);
+  for (uint32_t i = 0; i < p.jobs.size(); ++i)
+    workers[p.jobs[i].worker].jobs[p.jobs[i].position] = i;
+  std::vector<std::pair<Instant, Instant>> span = tieBrokenSpans(p, workers);
   for (WorkerJobs &w : workers) {
-    w.jobs.resize(w.pointTime.size());
-    w.pointTime.push_back(kNever);
-  }
-  for (uint32_t i = 0; i < p.jobs.size(); ++i) {
-    const PlannedJob &j = p.jobs[i];
-    workers[j.worker].jobs[j.position] = i;
-    workers[j.worker].pointTime[j.position] = j.start;
+    w.pointTime.reserve(w.jobs.size() + 1);
+    for (uint32_t job : w.jobs)
+      w.pointTime.push_back(span[job].first);
+    w.pointTime.push_back({kNever, 0});
   }
   auto indexOnWorker = [&](uint32_t job) {
     return static_cast<uint32_t>(p.jobs[job].position);
@@ -145,7 +212,7 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
                                                      : Message::Gradient,
                 made.worker, consumer.worker, made.stage, made.microbatch,
                 producer, 0, p.actBytes};
-      pending.push_back({m, made.end, int64_t(pending.size()),
+      pending.push_back({m, span[producer].second, int64_t(pending.size()),
                          indexOnWorker(producer) + 1, consumerAt});
     }
   }
@@ -180,7 +247,7 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
           fetchAt = std::max(fetchAt, last->second);
         Message m{Message::Weights, job.owner, c, job.stage, -1, 0, 0,
                   p.weightBytes};
-        int64_t time = w.pointTime[fetchAt];
+        Instant time = w.pointTime[fetchAt];
         const WorkerJobs &o = workers[job.owner];
         pending.push_back({m, time, int64_t(pending.size()),
                            o.firstAtOrAfter(time, 0, o.jobs.size()), fetchAt});
@@ -195,7 +262,7 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
   const int64_t S = p.numStages;
   std::vector<std::set<int32_t>> owners(S), members(S);
   std::vector<std::map<int32_t, uint32_t>> lastGradJob(S);
-  std::vector<int64_t> gradTime(S, 0);
+  std::vector<Instant> gradTime(S, {0, 0});
   plan.owns.resize(W);
   for (int32_t c = 0; c < W; ++c)
     for (uint32_t i = 0; i < workers[c].jobs.size(); ++i) {
@@ -204,11 +271,12 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
       if (job.direction != p.gradientJob)
         continue;
       lastGradJob[job.stage][c] = i;
-      gradTime[job.stage] = std::max(gradTime[job.stage], job.end);
+      gradTime[job.stage] =
+          std::max(gradTime[job.stage], span[workers[c].jobs[i]].second);
     }
   struct Placed {
     Reduction reduction;
-    int64_t time;
+    Instant time;
     std::vector<std::pair<int32_t, uint32_t>> at; // (member, point)
   };
   std::vector<Placed> placed;
@@ -250,10 +318,10 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     at[c].resize(workers[c].jobs.size() + 1);
   for (const Release &r : releases)
     at[r.worker][r.at].push_back({PlanOp::ReleaseWeights, uint32_t(r.stage),
-                                  {std::numeric_limits<int64_t>::min(), 0, r.stage}});
+                                  {{std::numeric_limits<int64_t>::min(), 0}, 0, r.stage}});
   for (uint32_t i = 0; i < pending.size(); ++i) {
     const Pending &m = pending[i];
-    std::tuple<int64_t, int, int64_t> key{m.time, 1, m.message.tag};
+    std::tuple<Instant, int, int64_t> key{m.time, 1, m.message.tag};
     at[m.message.sender][m.senderAt].push_back({PlanOp::Send, i, key});
     at[m.message.receiver][m.receiverAt].push_back({PlanOp::Recv, i, key});
   }

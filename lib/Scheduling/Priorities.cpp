@@ -223,6 +223,87 @@ static std::vector<JobCoord> zeroBubbleVRank(const OrderShape &shape,
   return out;
 }
 
+/// DualPipeV on rank r of p (torch 00722e64 `ScheduleDualPipeV`, the same
+/// order as deepseek-ai/DualPipe 3da1bbea `dualpipev.py`): chunk 0 is stage
+/// r, chunk 1 stage 2p-1-r; microbatches count per stage and kind. A
+/// zero-bubble backward (input half) queues its weight half, which a later
+/// `W` slot runs; a whole backward runs both at once; an overlapped pair
+/// fuses a forward of one chunk with a whole backward of the other.
+static std::vector<JobCoord> dualPipeVRank(const OrderShape &shape,
+                                           int64_t rank) {
+  int64_t p = shape.workers, B = shape.microbatches;
+  int64_t s0 = rank, s1 = 2 * p - 1 - rank;
+  std::vector<int64_t> forwards(size_t(shape.stages), 0),
+      backwards(size_t(shape.stages), 0);
+  std::vector<JobCoord> out, weightQueue;
+  size_t nextWeight = 0;
+  auto forward = [&](int64_t s, bool overlapped = false) {
+    JobCoord job{s, forwards[size_t(s)]++, Direction::Forward};
+    job.overlapped = overlapped;
+    out.push_back(job);
+  };
+  auto input = [&](int64_t s) { // zero bubble: the weight half waits
+    JobCoord job{s, backwards[size_t(s)]++, Direction::Backward};
+    out.push_back(job);
+    weightQueue.push_back({s, job.microbatch, Direction::BackwardWeight});
+  };
+  auto whole = [&](int64_t s) {
+    JobCoord job{s, backwards[size_t(s)]++, Direction::Backward};
+    job.whole = true;
+    out.push_back(job);
+    out.push_back({s, job.microbatch, Direction::BackwardWeight});
+  };
+  auto weight = [&] {
+    if (nextWeight < weightQueue.size())
+      out.push_back(weightQueue[nextWeight++]);
+  };
+  auto pair = [&](int64_t forwardStage, int64_t backwardStage) {
+    forward(forwardStage, /*overlapped=*/true);
+    whole(backwardStage);
+  };
+  for (int64_t i = 0; i < 2 * (p - rank - 1); ++i)
+    forward(s0);
+  for (int64_t i = 0; i < rank + 1; ++i) {
+    forward(s0);
+    forward(s1);
+  }
+  for (int64_t i = 0; i < p - rank - 1; ++i) {
+    input(s1);
+    weight();
+    forward(s1);
+  }
+  for (int64_t i = 0; i < B - 2 * p + rank + 1; ++i) {
+    if (i == 0 && rank == p - 1) {
+      forward(s0);
+      whole(s1);
+    } else {
+      pair(s0, s1);
+    }
+    pair(s1, s0);
+  }
+  for (int64_t i = 0; i < p - rank - 1; ++i) {
+    whole(s1);
+    pair(s1, s0);
+  }
+  bool zeroBubble = false;
+  int64_t half = (rank + 1) / 2;
+  for (int64_t i = 0; i < rank + 1; ++i) {
+    if (i == half && rank % 2 == 1)
+      zeroBubble = true;
+    zeroBubble ? input(s1) : whole(s1);
+    if (i == half && rank % 2 == 0)
+      zeroBubble = true;
+    zeroBubble ? input(s0) : whole(s0);
+  }
+  for (int64_t i = 0; i < p - rank - 1; ++i) {
+    weight();
+    zeroBubble ? input(s0) : whole(s0);
+  }
+  for (int64_t i = 0; i < rank + 1; ++i)
+    weight();
+  return out;
+}
+
 std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
                                                     const OrderShape &shape) {
   if (shape.stages < 1 || shape.microbatches < 1 || shape.workers < 1)
@@ -254,6 +335,19 @@ std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
              std::to_string(shape.stages) + ", W = " +
              std::to_string(shape.workers);
     return "";
+  case StaticOrder::DualPipeV:
+    if (!shape.splitBackward)
+      return "DualPipeV needs a split backward (a cost with bwd_w)";
+    if (shape.stages != 2 * shape.workers)
+      return "the V order needs S = 2W stages, got S = " +
+             std::to_string(shape.stages) + ", W = " +
+             std::to_string(shape.workers);
+    if (shape.microbatches < 2 * shape.workers)
+      return "DualPipeV needs B >= 2W microbatches (as DualPipe and torch "
+             "do), got B = " +
+             std::to_string(shape.microbatches) + ", W = " +
+             std::to_string(shape.workers);
+    return "";
   }
   return "unknown static order";
 }
@@ -274,6 +368,9 @@ WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
       break;
     case StaticOrder::ZeroBubbleV:
       orders[size_t(r)] = zeroBubbleVRank(shape, r);
+      break;
+    case StaticOrder::DualPipeV:
+      orders[size_t(r)] = dualPipeVRank(shape, r);
       break;
     }
   }

@@ -77,6 +77,15 @@ static LogicalResult writeStaticOrder(StepOp step,
       !error.empty())
     return step.emitOpError() << "generated order is invalid: " << error;
   std::vector<int64_t> position = sim::staticPositions(shape, orders);
+  // Overlapped forwards and whole backwards (DualPipeV), by job index.
+  int64_t perPairJobs = step.getJobsPerPair();
+  std::vector<uint8_t> overlapped(position.size(), 0), whole(position.size(), 0);
+  for (const std::vector<sim::JobCoord> &list : orders)
+    for (const sim::JobCoord &job : list) {
+      size_t index = size_t(sim::jobCoordIndex(shape.microbatches, perPairJobs, job));
+      overlapped[index] = job.overlapped;
+      whole[index] = job.whole;
+    }
 
   int64_t perPair = step.getJobsPerPair();
   struct Entry {
@@ -91,6 +100,10 @@ static LogicalResult writeStaticOrder(StepOp step,
     int64_t index = sim::jobCoordIndex(shape.microbatches, perPair, coord);
     perWorker[size_t(*job.getComputeWorker())].push_back(
         {position[size_t(index)], index, job});
+    if (auto forward = dyn_cast<ForwardOp>(op))
+      forward.setOverlapped(overlapped[size_t(index)]);
+    else if (auto backward = dyn_cast<BackwardOp>(op))
+      backward.setWhole(whole[size_t(index)]);
   }
   for (std::vector<Entry> &jobs : perWorker) {
     llvm::sort(jobs, [](const Entry &a, const Entry &b) {

@@ -22,6 +22,13 @@ using namespace pipesched::sched;
 namespace sim = pipesched::scheduling;
 
 namespace {
+/// The simulation jobs of a step: usually one job op each; an overlapped
+/// forward and the backward (and weight half) after it form one.
+struct SimJobs {
+  /// Members of each simulation job, the first one leading.
+  SmallVector<SmallVector<JobOpInterface, 1>> members;
+};
+
 struct SchedSimulate : pipesched::impl::SchedSimulateBase<SchedSimulate> {
   using Base::Base;
 
@@ -29,23 +36,90 @@ struct SchedSimulate : pipesched::impl::SchedSimulateBase<SchedSimulate> {
 
 private:
   /// Builds the scheduling problem; fails with a located diagnostic.
-  LogicalResult buildGraph(StepOp step, sim::JobGraph &graph,
-                           SmallVectorImpl<JobOpInterface> &jobs,
+  LogicalResult buildGraph(StepOp step, sim::JobGraph &graph, SimJobs &jobs,
                            sim::SimulationOptions &options);
 };
 } // namespace
 
+/// Groups the job ops of `step` into simulation jobs: an `overlapped`
+/// forward takes the next job in its worker's order (a backward) and, with a
+/// split backward, the one after it (that backward's weight half). Returns
+/// the group of each op, by position in the block.
+static FailureOr<SmallVector<uint32_t>>
+groupOverlappedPairs(StepOp step, MutableArrayRef<JobOpInterface> ops, bool split,
+                     bool replay, SimJobs &jobs) {
+  bool anyOverlapped = llvm::any_of(ops, [](JobOpInterface job) {
+    auto forward = dyn_cast<ForwardOp>(job.getOperation());
+    return forward && forward.getOverlapped();
+  });
+  SmallVector<uint32_t> group(ops.size(), UINT32_MAX);
+  llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> slot;
+  if (anyOverlapped) {
+    if (!replay)
+      return step.emitOpError("has overlapped forward-backward pairs, which "
+                              "need every job's order (and no reorder)");
+    for (auto [i, job] : llvm::enumerate(ops))
+      slot[{*job.getComputeWorker(), *job.getOrderIndex()}] = uint32_t(i);
+  }
+  // The partners of each overlapped forward, found first: a backward may
+  // come before its forward in the block.
+  SmallVector<uint32_t> leaderOf(ops.size(), UINT32_MAX);
+  SmallVector<SmallVector<uint32_t, 2>> partnersOf(ops.size());
+  for (auto [i, job] : llvm::enumerate(ops)) {
+    auto forward = dyn_cast<ForwardOp>(job.getOperation());
+    if (!forward || !forward.getOverlapped())
+      continue;
+    int64_t worker = *job.getComputeWorker(), order = *job.getOrderIndex();
+    auto partner = slot.find({worker, order + 1});
+    if (partner == slot.end() ||
+        ops[partner->second].getDirection() != Direction::Backward)
+      return job->emitOpError()
+             << describeJob(job)
+             << " is overlapped but the next job of worker " << worker
+             << " is not a backward";
+    SmallVector<uint32_t, 2> &partners = partnersOf[i];
+    partners.push_back(partner->second);
+    if (split) {
+      JobOpInterface backward = ops[partner->second];
+      auto weight = slot.find({worker, order + 2});
+      if (weight == slot.end() ||
+          ops[weight->second].getDirection() != Direction::BackwardWeight ||
+          ops[weight->second].getStageIndex() != backward.getStageIndex() ||
+          ops[weight->second].getMicrobatchIndex() !=
+              backward.getMicrobatchIndex())
+        return job->emitOpError()
+               << describeJob(job) << " is overlapped with "
+               << describeJob(backward)
+               << ", which its weight half must follow at once";
+      partners.push_back(weight->second);
+    }
+    for (uint32_t p : partners) {
+      if (leaderOf[p] != UINT32_MAX || partnersOf[p].size())
+        return ops[p]->emitOpError()
+               << describeJob(ops[p]) << " is in two overlapped pairs";
+      leaderOf[p] = uint32_t(i);
+    }
+  }
+  for (auto [i, job] : llvm::enumerate(ops)) {
+    if (leaderOf[i] != UINT32_MAX)
+      continue; // grouped with its forward
+    group[i] = uint32_t(jobs.members.size());
+    jobs.members.push_back({job});
+    for (uint32_t p : partnersOf[i]) {
+      group[p] = group[i];
+      jobs.members.back().push_back(ops[p]);
+    }
+  }
+  return group;
+}
+
 LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
-                                        SmallVectorImpl<JobOpInterface> &jobs,
+                                        SimJobs &jobs,
                                         sim::SimulationOptions &options) {
   int64_t S = step.getStages(), W = step.getWorkers();
   CostAttr cost = step.getCostOrDefault();
   ResolvedPriority priority = resolvePriority(step);
-  // Key rows of every job (width = the key's results), ranked below.
-  size_t keyWidth = priority.key ? priority.key.getNumResults() : 1;
-  std::vector<int64_t> keys;
-  keys.reserve(step.getBody().front().getOperations().size() * keyWidth);
-  SmallVector<int64_t, 4> row;
+  bool split = cost.isSplitBackward();
 
   // The cap: the options win over the step's `cap`.
   MemoryCapAttr stepCap = step.getMemoryCapAttr();
@@ -58,54 +132,80 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
   if (useBytes && actBytes == 0)
     return step.emitOpError("a cap in bytes needs the cost's 'act' size");
 
-  llvm::DenseMap<Operation *, uint32_t> index;
-  index.reserve(step.getBody().front().getOperations().size());
+  SmallVector<JobOpInterface> ops;
+  ops.reserve(step.getBody().front().getOperations().size());
   bool allOrdered = true;
-  graph.numWorkers = W;
-  graph.predBegin.assign(1, 0);
-  // The forward (s, b) whose activation a backward (or, when split, its
-  // weight-gradient job) frees: keyed by (s, b).
-  llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
-  bool split = cost.isSplitBackward();
-  std::vector<uint32_t> preds;
   for (Operation &op : step.getBody().front()) {
     auto job = cast<JobOpInterface>(op);
-    std::optional<int64_t> worker = job.getComputeWorker();
-    if (!worker)
+    if (!job.getComputeWorker())
       return job->emitOpError()
              << describeJob(job)
              << " has no compute worker: run --sched-place first";
-    int64_t s = job.getStageIndex(), b = job.getMicrobatchIndex();
-    Direction d = job.getDirection();
+    allOrdered &= job.getOrderIndex().has_value();
+    ops.push_back(job);
+  }
+  bool replay = allOrdered && !reorder && !ops.empty();
+  FailureOr<SmallVector<uint32_t>> group =
+      groupOverlappedPairs(step, ops, split, replay, jobs);
+  if (failed(group))
+    return failure();
+  llvm::DenseMap<Operation *, uint32_t> groupOf;
+  groupOf.reserve(ops.size());
+  for (auto [i, job] : llvm::enumerate(ops))
+    groupOf[job.getOperation()] = (*group)[i];
+
+  // The forward (s, b) whose activation a backward (or, when split, its
+  // weight-gradient job) frees.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
+  for (JobOpInterface job : ops)
+    if (job.getDirection() == Direction::Forward)
+      forwardOf[{job.getStageIndex(), job.getMicrobatchIndex()}] =
+          groupOf.lookup(job.getOperation());
+
+  // Key rows of every simulation job (its leader's key), ranked below.
+  size_t keyWidth = priority.key ? priority.key.getNumResults() : 1;
+  std::vector<int64_t> keys;
+  keys.reserve(jobs.members.size() * keyWidth);
+  SmallVector<int64_t, 4> row;
+  graph.numWorkers = W;
+  graph.predBegin.assign(1, 0);
+  std::vector<uint32_t> preds;
+  for (auto [id, members] : llvm::enumerate(jobs.members)) {
+    JobOpInterface lead = members.front();
+    int64_t s = lead.getStageIndex(), b = lead.getMicrobatchIndex();
+    Direction d = lead.getDirection();
     sim::Job simJob;
-    simJob.worker = *worker;
-    simJob.duration = cost.getDuration(s, d);
+    simJob.worker = *lead.getComputeWorker();
+    simJob.duration =
+        members.size() == 1
+            ? cost.getDuration(s, d)
+            : cost.getOverlapDuration(s, members[1].getStageIndex());
     row.clear();
     if (priority.key)
       evaluatePriorityKey(priority.key, S, s, b, d, row);
     else // A static order ranks jobs by their place in it.
-      row.push_back(job.getOrderIndex().value_or(0));
+      row.push_back(lead.getOrderIndex().value_or(0));
     keys.insert(keys.end(), row.begin(), row.end());
-    if (d == Direction::Forward) {
-      simJob.acquire = useBytes ? actBytes : 1;
-      simJob.acquireBytes = actBytes;
-    }
-    bool freesActivation =
-        (d == Direction::Backward && !split) || d == Direction::BackwardWeight;
-    if (freesActivation) {
-      auto it = forwardOf.find({s, b});
-      simJob.releases = it == forwardOf.end() ? -1 : it->second;
-    }
     preds.clear();
-    for (Value operand : op.getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        preds.push_back(index.lookup(producer));
-    uint32_t id = graph.addJob(simJob, preds);
-    index[&op] = id;
-    if (d == Direction::Forward)
-      forwardOf[{s, b}] = id;
-    jobs.push_back(job);
-    allOrdered &= job.getOrderIndex().has_value();
+    for (JobOpInterface member : members) {
+      Direction md = member.getDirection();
+      if (md == Direction::Forward) {
+        simJob.acquire = useBytes ? actBytes : 1;
+        simJob.acquireBytes = actBytes;
+      }
+      bool freesActivation =
+          (md == Direction::Backward && !split) || md == Direction::BackwardWeight;
+      if (freesActivation) {
+        auto it = forwardOf.find(
+            {member.getStageIndex(), member.getMicrobatchIndex()});
+        simJob.releases = it == forwardOf.end() ? -1 : it->second;
+      }
+      for (Value operand : member->getOperands())
+        if (Operation *producer = operand.getDefiningOp())
+          if (uint32_t p = groupOf.lookup(producer); p != uint32_t(id))
+            preds.push_back(p);
+    }
+    graph.addJob(simJob, preds);
   }
 
   std::vector<int64_t> ranks = sim::rankKeys(keys, keyWidth);
@@ -123,14 +223,14 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
   }
 
   // Replay an explicit order (an imported schedule) unless asked not to.
-  if (allOrdered && !reorder && !jobs.empty()) {
+  if (replay) {
     graph.order.assign(W, {});
-    // Orders are positions; sort each worker's jobs by them.
-    for (auto [id, job] : llvm::enumerate(jobs))
-      graph.order[*job.getComputeWorker()].push_back(id);
+    for (auto [id, members] : llvm::enumerate(jobs.members))
+      graph.order[*members.front().getComputeWorker()].push_back(uint32_t(id));
     for (auto &list : graph.order)
       llvm::sort(list, [&](uint32_t a, uint32_t b) {
-        return *jobs[a].getOrderIndex() < *jobs[b].getOrderIndex();
+        return *jobs.members[a].front().getOrderIndex() <
+               *jobs.members[b].front().getOrderIndex();
       });
   }
   return success();
@@ -141,7 +241,7 @@ void SchedSimulate::runOnOperation() {
   if (step.isSpec())
     return;
   sim::JobGraph graph;
-  SmallVector<JobOpInterface> jobs;
+  SimJobs jobs;
   sim::SimulationOptions options;
   if (failed(buildGraph(step, graph, jobs, options)))
     return signalPassFailure();
@@ -151,9 +251,9 @@ void SchedSimulate::runOnOperation() {
     InFlightDiagnostic diag = step.emitOpError()
                               << "cannot be scheduled: " << result.error;
     for (uint32_t id : result.blockedJobs)
-      if (id < jobs.size())
-        diag.attachNote(jobs[id]->getLoc())
-            << describeJob(jobs[id]) << " is stuck";
+      if (id < jobs.members.size())
+        diag.attachNote(jobs.members[id].front()->getLoc())
+            << describeJob(jobs.members[id].front()) << " is stuck";
     return signalPassFailure();
   }
 
@@ -164,9 +264,18 @@ void SchedSimulate::runOnOperation() {
     return signalPassFailure();
   }
 
+  // An overlapped pair occupies its worker from its start to its end: the
+  // forward carries the whole span, the backward halves end with it (zero
+  // length), so every later phase sees one job at a time per worker.
   const sim::Timeline &timeline = *result.timeline;
-  for (auto [id, job] : llvm::enumerate(jobs)) {
-    job.setOrderIndex(timeline.position[id]);
-    job.setTimes(timeline.start[id], timeline.end[id]);
+  for (const std::vector<uint32_t> &list : timeline.workerOrder) {
+    int64_t position = 0;
+    for (uint32_t id : list) {
+      for (auto [k, member] : llvm::enumerate(jobs.members[id])) {
+        member.setOrderIndex(position++);
+        member.setTimes(k == 0 ? timeline.start[id] : timeline.end[id],
+                        timeline.end[id]);
+      }
+    }
   }
 }

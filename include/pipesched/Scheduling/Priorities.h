@@ -38,6 +38,10 @@ std::vector<int64_t> rankKeys(const std::vector<int64_t> &keys, size_t width);
 struct JobCoord {
   int64_t stage = 0, microbatch = 0;
   Direction direction = Direction::Forward;
+  /// A forward fused with the backward after it (DualPipe's F&B pair).
+  bool overlapped = false;
+  /// A backward whose weight half follows at once, as one backward.
+  bool whole = false;
   bool operator==(const JobCoord &o) const {
     return stage == o.stage && microbatch == o.microbatch &&
            direction == o.direction;
@@ -64,6 +68,11 @@ enum class StaticOrder : uint8_t {
   /// torch `ScheduleZBVZeroBubble` (ZB-V): 2W stages in a V, rank r holds
   /// stages r and 2W-1-r; needs a split backward.
   ZeroBubbleV,
+  /// DualPipeV (deepseek-ai/DualPipe, torch `ScheduleDualPipeV`): the V
+  /// placement of ZeroBubbleV; in the steady state each forward of one
+  /// stage is overlapped with a whole backward of the other; needs a split
+  /// backward and B >= 2W.
+  DualPipeV,
 };
 
 /// The worker of stage `s` in the V placement of 2W stages: r holds stages

@@ -1,6 +1,7 @@
 //===- ExportTorchCSV.cpp - write a torch.distributed.pipelining CSV ------===//
 //
-// One row per worker: its jobs in `order`, as `<stage><F|B|I|W><microbatch>`.
+// One row per worker: its jobs in `order`, as `<stage><F|B|I|W><microbatch>`,
+// an overlapped pair as `(xF;yB)OVERLAP_F_B`.
 // When the step was simulated, an empty cell marks each wait: a job that
 // starts after the worker's previous job ended.
 //
@@ -76,21 +77,45 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
     rows[*worker].push_back(
         {*order, job.getStartTime(), job.getEndTime(), job});
   }
+  auto action = [&](JobOpInterface job) {
+    std::string text = std::to_string(job.getStageIndex());
+    auto backward = dyn_cast<BackwardOp>(job.getOperation());
+    text += backward && backward.getWhole()
+                ? 'B'
+                : actionKind(job.getDirection(), split);
+    return text + std::to_string(job.getMicrobatchIndex());
+  };
   for (SmallVector<Entry> &row : rows) {
     llvm::sort(row, [](const Entry &a, const Entry &b) {
       return a.order < b.order;
     });
     std::optional<int64_t> freeAt = 0;
     bool first = true;
-    for (Entry &e : row) {
+    for (size_t k = 0; k < row.size(); ++k) {
+      Entry &e = row[k];
       if (!first)
         os << ',';
       first = false;
       if (e.start && freeAt && *e.start > *freeAt)
         os << ',';
-      os << e.job.getStageIndex() << actionKind(e.job.getDirection(), split)
-         << e.job.getMicrobatchIndex();
-      freeAt = e.end;
+      // A whole backward in a split step is torch's `B`: its weight half
+      // (next in the order) is part of it.
+      auto wholeAt = [&](size_t i) {
+        auto backward = dyn_cast<BackwardOp>(row[i].job.getOperation());
+        return backward && backward.getWhole() && i + 1 < row.size() &&
+               row[i + 1].job.getDirection() == Direction::BackwardWeight;
+      };
+      auto forward = dyn_cast<ForwardOp>(e.job.getOperation());
+      if (forward && forward.getOverlapped() && k + 1 < row.size()) {
+        os << '(' << action(e.job) << ';' << action(row[k + 1].job)
+           << ")OVERLAP_F_B";
+        k += wholeAt(k + 1) ? 2 : 1;
+      } else {
+        os << action(e.job);
+        if (wholeAt(k))
+          ++k;
+      }
+      freeAt = row[k].end;
     }
     os << '\n';
   }

@@ -2,7 +2,9 @@
 //
 // Each row is a rank, each non-empty cell an action. Compute actions become
 // placed, ordered jobs: `F` a forward, `B` a full backward, `I` the
-// input-gradient and `W` the weight-gradient half of a split backward.
+// input-gradient and `W` the weight-gradient half of a split backward,
+// `(xF;yB)OVERLAP_F_B` an overlapped forward and the whole backward it runs
+// with.
 // Communication and sharding actions (SEND_F, RECV_B, UNSHARD, ...) are
 // skipped: pipesched derives its own from the placement.
 //
@@ -33,6 +35,8 @@ struct Action {
   int64_t stage, microbatch, rank;
   ActionKind kind;
   unsigned line, column;
+  /// A forward of a `(xF;yB)OVERLAP_F_B` pair: fused with the next action.
+  bool overlapped = false;
 };
 
 /// Key of a job in the imported graph: a full backward `B` and the input
@@ -61,6 +65,8 @@ private:
   LogicalResult parse();
   LogicalResult parseCell(StringRef cell, int64_t rank, unsigned line,
                           unsigned column);
+  LogicalResult parseOverlappedPair(StringRef cell, int64_t rank,
+                                    unsigned line, unsigned column);
 
   llvm::SourceMgr &sourceMgr;
   MLIRContext *ctx;
@@ -72,8 +78,37 @@ private:
 };
 } // namespace
 
+/// `(xFi;yBj)OVERLAP_F_B`: DualPipe's overlapped pair, a forward fused with
+/// a whole backward (torch `_Action.__repr__` of a composite action).
+LogicalResult CSVImporter::parseOverlappedPair(StringRef cell, int64_t rank,
+                                               unsigned line, unsigned column) {
+  StringRef inner = cell.drop_front();
+  size_t close = inner.find(')');
+  StringRef kind = close == StringRef::npos ? "" : inner.drop_front(close + 1);
+  if (kind != "OVERLAP_F_B")
+    return emitError(locAt(line, column))
+           << "expected '(<forward>;<backward>)OVERLAP_F_B', got '" << cell
+           << "'";
+  auto [first, second] = inner.take_front(close).split(';');
+  size_t before = actions.size();
+  if (failed(parseCell(first.trim(), rank, line, column + 1)) ||
+      failed(parseCell(second.trim(), rank, line,
+                       column + 2 + unsigned(first.size()))))
+    return failure();
+  if (actions.size() != before + 2 ||
+      actions[before].kind != ActionKind::Forward ||
+      actions[before + 1].kind != ActionKind::FullBackward)
+    return emitError(locAt(line, column))
+           << "an OVERLAP_F_B pair is a forward then a backward, got '"
+           << cell << "'";
+  actions[before].overlapped = true;
+  return success();
+}
+
 LogicalResult CSVImporter::parseCell(StringRef cell, int64_t rank,
                                      unsigned line, unsigned column) {
+  if (cell.starts_with("("))
+    return parseOverlappedPair(cell, rank, line, column);
   StringRef rest = cell;
   int64_t stage = 0, microbatch = 0;
   size_t digits = rest.find_first_not_of("0123456789");
@@ -222,7 +257,7 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
   Location fileLoc = locAt(1, 1);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
-  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0)
+  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0, {})
                         : CostAttr::getDefault(ctx);
   auto step = StepOp::create(builder, fileLoc, numStages, numMicrobatches,
                              numRanks, cost);
@@ -242,6 +277,10 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
     job.setComputeWorker(a.rank);
     job.setWeightsWorker(a.rank);
     job.setOrderIndex(it->second.order);
+    if (auto forward = dyn_cast<ForwardOp>(op))
+      forward.setOverlapped(a.overlapped);
+    else if (auto backward = dyn_cast<BackwardOp>(op))
+      backward.setWhole(split && a.kind == ActionKind::FullBackward);
     op.setLoc(locAt(a.line, a.column));
   }
   if (failed(verify(*module)))

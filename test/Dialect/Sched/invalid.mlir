@@ -72,7 +72,7 @@ sched.step stages = 1, microbatches = 1, workers = 1 cost <act = -1> {
 // -----
 
 // Tests that unknown cost keys are named.
-// expected-error @below {{unknown cost key 'latency' (expected fwd, bwd, bwd_w, act or weights)}}
+// expected-error @below {{unknown cost key 'latency' (expected fwd, bwd, bwd_w, fwd_bwd, act or weights)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <latency = 1> {
 }
 

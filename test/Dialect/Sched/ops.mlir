@@ -32,8 +32,8 @@ module @cost {
 // CHECK-NEXT:    }
 // GENERIC-LABEL: sym_name = "graph"
 // Integer fields are native properties; an absent optional one prints as [].
-// GENERIC:         "sched.forward"() <{compute = [0], end = [], microbatch = 0 : i64, order = [], stage = 0 : i64, start = [], weights = [0]}> : () -> !sched.tensor
-// GENERIC:         "sched.backward"(%{{.*}}, %{{.*}}) <{compute = [1], end = [], microbatch = 0 : i64, operandSegmentSizes = array<i32: 1, 1>, order = [], stage = 1 : i64, start = [], weights = [1]}> : (!sched.tensor, !sched.tensor) -> !sched.tensor
+// GENERIC:         "sched.forward"() <{compute = [0], end = [], microbatch = 0 : i64, order = [], overlapped = false, stage = 0 : i64, start = [], weights = [0]}> : () -> !sched.tensor
+// GENERIC:         "sched.backward"(%{{.*}}, %{{.*}}) <{compute = [1], end = [], microbatch = 0 : i64, operandSegmentSizes = array<i32: 1, 1>, order = [], stage = 1 : i64, start = [], weights = [1], whole = false}> : (!sched.tensor, !sched.tensor) -> !sched.tensor
 module @graph {
   sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> {
     %0 = sched.forward(0, 0) on 0 weights 0
