@@ -16,7 +16,9 @@ families=(
   "looped_bfs v=2|#sched.looped_bfs<chunks = 2>|2|no|-"
   "zb_h1|#sched.zb_h1|1|yes|m (F + B + W) + (p - 1)(F + B - W)"
   "zb_h1 v=2 (torch interleaved ZB)|#sched.zb_h1<chunks = 2>|2|yes|-"
+  "zb_h2|#sched.zb_h2|1|yes|-"
   "zbv|#sched.zbv|2|yes|-"
+  "dualpipev (F&B = F+B+W)|#sched.dualpipev|2|yes|-"
   "ddp|#sched.ddp|1|no|m S (F + B) / p"
   "fsdp|#sched.fsdp|1|no|m S (F + B) / p"
 )

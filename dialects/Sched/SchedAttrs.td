@@ -109,7 +109,8 @@ def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
     I32EnumAttrCase<"LoopedBFS", 5, "looped_bfs">,
     I32EnumAttrCase<"ZeroBubbleH1", 6, "zb_h1">,
     I32EnumAttrCase<"ZeroBubbleV", 7, "zbv">,
-    I32EnumAttrCase<"DualPipeV", 8, "dualpipev">
+    I32EnumAttrCase<"DualPipeV", 8, "dualpipev">,
+    I32EnumAttrCase<"ZeroBubbleH2", 9, "zb_h2">
   ]> {
   let cppNamespace = "::pipesched::sched";
   let genSpecializedAttr = 0;
@@ -326,6 +327,16 @@ def Sched_ZbH1Attr
   let parameters = (ins DefaultValuedParameter<"int64_t", "1">:$chunks);
   let assemblyFormat = "(`<` `chunks` `=` $chunks^ `>`)?";
   let genVerifyDecl = 1;
+}
+
+def Sched_ZbH2Attr : Sched_StrategyAttr<"ZbH2", "zb_h2"> {
+  let summary = "zero bubble ZB-H2: up to 2p live activations, no bubble";
+  let description = [{
+    The Zero Bubble repository's ZB-2p (`--zero-bubble-max-pending-backward
+    2p`): one stage per worker (`S = W`), its greedy scheduler with at most
+    `2W` live activations per rank and the step's costs, in the static
+    order `<zb_h2>`. Needs a split backward (a cost with `bwd_w`).
+  }];
 }
 
 def Sched_ZbvAttr : Sched_StrategyAttr<"Zbv", "zbv"> {

@@ -369,6 +369,24 @@ int64_t ZbH1Attr::getMicrobatchGroup(int64_t, int64_t B, int64_t W) const {
   return B / torchRounds(B, W);
 }
 
+LogicalResult ZbH2Attr::verifyShape(int64_t S, int64_t, int64_t W,
+                                    function_ref<InFlightDiagnostic()> err) const {
+  if (S != W)
+    return err() << "zb_h2 runs one stage per worker: needs S = W, got S = "
+                 << S << ", W = " << W;
+  return success();
+}
+AffineMap ZbH2Attr::getComputeMap(int64_t, int64_t, int64_t) const {
+  Dims x(getContext());
+  return x.map(x.s);
+}
+AffineMap ZbH2Attr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy ZbH2Attr::getDefaultPriority() const {
+  return PriorityPolicy::ZeroBubbleH2;
+}
+
 LogicalResult ZbvAttr::verifyShape(int64_t S, int64_t, int64_t W,
                                    function_ref<InFlightDiagnostic()> err) const {
   if (S != 2 * W)
@@ -553,6 +571,7 @@ AffineMap pipesched::sched::getPolicyKey(PriorityPolicy policy,
   case PriorityPolicy::ZeroBubbleH1:
   case PriorityPolicy::ZeroBubbleV:
   case PriorityPolicy::DualPipeV:
+  case PriorityPolicy::ZeroBubbleH2:
     return {};
   }
   llvm_unreachable("unknown priority policy");
@@ -571,6 +590,8 @@ pipesched::sched::getStaticOrder(PriorityPolicy policy) {
     return pipesched::scheduling::StaticOrder::ZeroBubbleV;
   case PriorityPolicy::DualPipeV:
     return pipesched::scheduling::StaticOrder::DualPipeV;
+  case PriorityPolicy::ZeroBubbleH2:
+    return pipesched::scheduling::StaticOrder::ZeroBubbleH2;
   default:
     return std::nullopt;
   }

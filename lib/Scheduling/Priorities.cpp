@@ -2,6 +2,8 @@
 
 #include "pipesched/Scheduling/Priorities.h"
 
+#include "pipesched/Scheduling/ZeroBubbleGreedy.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
@@ -335,6 +337,18 @@ std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
              std::to_string(shape.stages) + ", W = " +
              std::to_string(shape.workers);
     return "";
+  case StaticOrder::ZeroBubbleH2:
+    if (!shape.splitBackward)
+      return "the zero-bubble order needs a split backward (a cost with "
+             "bwd_w)";
+    if (shape.stages != shape.workers)
+      return "ZB-H2 runs one stage per worker, got S = " +
+             std::to_string(shape.stages) + ", W = " +
+             std::to_string(shape.workers);
+    if (shape.stages * shape.microbatches > (int64_t(1) << 24))
+      return "ZB-H2's greedy scheduler takes at most 2^24 stage-microbatch "
+             "pairs";
+    return "";
   case StaticOrder::DualPipeV:
     if (!shape.splitBackward)
       return "DualPipeV needs a split backward (a cost with bwd_w)";
@@ -354,6 +368,11 @@ std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
 
 WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
                                                         const OrderShape &shape) {
+  if (order == StaticOrder::ZeroBubbleH2)
+    return zeroBubbleGreedy(shape.workers, shape.microbatches,
+                            2 * shape.workers,
+                            {shape.forwardCost, shape.inputCost,
+                             shape.weightCost, 0});
   WorkerOrders orders(size_t(shape.workers));
   for (int64_t r = 0; r < shape.workers; ++r) {
     switch (order) {
@@ -372,6 +391,8 @@ WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
     case StaticOrder::DualPipeV:
       orders[size_t(r)] = dualPipeVRank(shape, r);
       break;
+    case StaticOrder::ZeroBubbleH2:
+      break; // generated whole above
     }
   }
   return orders;

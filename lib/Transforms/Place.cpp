@@ -69,6 +69,10 @@ static LogicalResult writeStaticOrder(StepOp step,
   shape.workers = step.getWorkers();
   shape.splitBackward = step.getCostOrDefault().isSplitBackward();
   shape.group = priority.group;
+  CostAttr cost = step.getCostOrDefault();
+  shape.forwardCost = cost.getDuration(0, Direction::Forward);
+  shape.inputCost = cost.getDuration(0, Direction::Backward);
+  shape.weightCost = cost.getDuration(0, Direction::BackwardWeight);
   if (std::string error = sim::checkStaticOrder(*priority.order, shape);
       !error.empty())
     return step.emitOpError() << "priority cannot be generated: " << error;

@@ -73,6 +73,10 @@ enum class StaticOrder : uint8_t {
   /// stage is overlapped with a whole backward of the other; needs a split
   /// backward and B >= 2W.
   DualPipeV,
+  /// ZB-H2 as the Zero Bubble repository builds it (ZB-2p): its greedy
+  /// scheduler (ZeroBubbleGreedy.h) with at most 2W live activations per
+  /// rank, one stage per rank, the step's costs; needs a split backward.
+  ZeroBubbleH2,
 };
 
 /// The worker of stage `s` in the V placement of 2W stages: r holds stages
@@ -90,6 +94,9 @@ struct OrderShape {
   /// Interleaved: microbatches per round (Megatron's microbatch group size
   /// per virtual stage); 0 means W.
   int64_t group = 0;
+  /// Durations of a forward, an input half and a weight half (greedy
+  /// orders depend on them).
+  int64_t forwardCost = 1, inputCost = 1, weightCost = 1;
 };
 
 /// Each worker's jobs, first to last.
