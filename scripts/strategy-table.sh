@@ -18,6 +18,8 @@ families=(
   "zb_h1 v=2 (torch interleaved ZB)|#sched.zb_h1<chunks = 2>|2|yes|-"
   "zb_h2|#sched.zb_h2|1|yes|-"
   "zbv|#sched.zbv|2|yes|-"
+  "v_half|#sched.v_half|2|yes|-"
+  "v_min|#sched.v_min|2|yes|-"
   "dualpipev (F&B = F+B+W)|#sched.dualpipev|2|yes|-"
   "ddp|#sched.ddp|1|no|m S (F + B) / p"
   "fsdp|#sched.fsdp|1|no|m S (F + B) / p"

@@ -110,7 +110,9 @@ def Sched_PriorityPolicy : I32EnumAttr<"PriorityPolicy",
     I32EnumAttrCase<"ZeroBubbleH1", 6, "zb_h1">,
     I32EnumAttrCase<"ZeroBubbleV", 7, "zbv">,
     I32EnumAttrCase<"DualPipeV", 8, "dualpipev">,
-    I32EnumAttrCase<"ZeroBubbleH2", 9, "zb_h2">
+    I32EnumAttrCase<"ZeroBubbleH2", 9, "zb_h2">,
+    I32EnumAttrCase<"VMin", 10, "v_min">,
+    I32EnumAttrCase<"VHalf", 11, "v_half">
   ]> {
   let cppNamespace = "::pipesched::sched";
   let genSpecializedAttr = 0;
@@ -345,6 +347,26 @@ def Sched_ZbvAttr : Sched_StrategyAttr<"Zbv", "zbv"> {
     torch's `ScheduleZBVZeroBubble`: `S = 2W`, worker `r` holds stages `r`
     and `2W-1-r` (the forward goes down the workers and back up), in the
     static order `<zbv>`. Needs a split backward (a cost with `bwd_w`).
+  }];
+}
+
+def Sched_VMinAttr : Sched_StrategyAttr<"VMin", "v_min"> {
+  let summary = "V-Min: the V with about a third of 1F1B's activations";
+  let description = [{
+    The controllable-memory V schedule V-Min (Qi et al., NeurIPS 2024) as
+    the Zero Bubble repository builds it: `S = 2W`, worker `r` holds stages
+    `r` and `2W-1-r`, in the static order `<v_min>`, at most
+    `2 ((p+4) floordiv 3)` live stage activations per rank. Needs a split
+    backward.
+  }];
+}
+
+def Sched_VHalfAttr : Sched_StrategyAttr<"VHalf", "v_half"> {
+  let summary = "V-Half: the V with half of 1F1B's activations";
+  let description = [{
+    V-Half (Qi et al., NeurIPS 2024): the V placement of `v_min`, in the
+    static order `<v_half>`, at most `2 ((p+2) floordiv 2)` live stage
+    activations per rank. Needs a split backward.
   }];
 }
 

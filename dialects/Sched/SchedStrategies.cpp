@@ -414,6 +414,41 @@ PriorityPolicy ZbvAttr::getDefaultPriority() const {
   return PriorityPolicy::ZeroBubbleV;
 }
 
+static LogicalResult verifyV(StringRef strategy, int64_t S, int64_t W,
+                             function_ref<InFlightDiagnostic()> err) {
+  if (S != 2 * W)
+    return err() << strategy
+                 << " needs S = 2W stages (two per worker, in a V), got S = "
+                 << S << ", W = " << W;
+  return success();
+}
+LogicalResult VMinAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                    function_ref<InFlightDiagnostic()> err) const {
+  return verifyV("v_min", S, W, err);
+}
+AffineMap VMinAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  return vPlacement(getContext(), W);
+}
+AffineMap VMinAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy VMinAttr::getDefaultPriority() const {
+  return PriorityPolicy::VMin;
+}
+LogicalResult VHalfAttr::verifyShape(int64_t S, int64_t, int64_t W,
+                                     function_ref<InFlightDiagnostic()> err) const {
+  return verifyV("v_half", S, W, err);
+}
+AffineMap VHalfAttr::getComputeMap(int64_t, int64_t, int64_t W) const {
+  return vPlacement(getContext(), W);
+}
+AffineMap VHalfAttr::getWeightsMap(int64_t S, int64_t B, int64_t W) const {
+  return getComputeMap(S, B, W);
+}
+PriorityPolicy VHalfAttr::getDefaultPriority() const {
+  return PriorityPolicy::VHalf;
+}
+
 LogicalResult DualPipeVAttr::verifyShape(int64_t S, int64_t B, int64_t W,
                                          function_ref<InFlightDiagnostic()> err) const {
   if (S != 2 * W)
@@ -572,6 +607,8 @@ AffineMap pipesched::sched::getPolicyKey(PriorityPolicy policy,
   case PriorityPolicy::ZeroBubbleV:
   case PriorityPolicy::DualPipeV:
   case PriorityPolicy::ZeroBubbleH2:
+  case PriorityPolicy::VMin:
+  case PriorityPolicy::VHalf:
     return {};
   }
   llvm_unreachable("unknown priority policy");
@@ -592,6 +629,10 @@ pipesched::sched::getStaticOrder(PriorityPolicy policy) {
     return pipesched::scheduling::StaticOrder::DualPipeV;
   case PriorityPolicy::ZeroBubbleH2:
     return pipesched::scheduling::StaticOrder::ZeroBubbleH2;
+  case PriorityPolicy::VMin:
+    return pipesched::scheduling::StaticOrder::VMin;
+  case PriorityPolicy::VHalf:
+    return pipesched::scheduling::StaticOrder::VHalf;
   default:
     return std::nullopt;
   }

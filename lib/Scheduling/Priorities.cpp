@@ -2,6 +2,7 @@
 
 #include "pipesched/Scheduling/Priorities.h"
 
+#include "pipesched/Scheduling/VShapeGreedy.h"
 #include "pipesched/Scheduling/ZeroBubbleGreedy.h"
 
 #include <algorithm>
@@ -349,6 +350,18 @@ std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
       return "ZB-H2's greedy scheduler takes at most 2^24 stage-microbatch "
              "pairs";
     return "";
+  case StaticOrder::VMin:
+  case StaticOrder::VHalf:
+    if (!shape.splitBackward)
+      return "the V-Min and V-Half orders need a split backward (a cost "
+             "with bwd_w)";
+    if (shape.stages != 2 * shape.workers)
+      return "the V order needs S = 2W stages, got S = " +
+             std::to_string(shape.stages) + ", W = " +
+             std::to_string(shape.workers);
+    return checkVShapeGreedy(shape.workers, shape.microbatches,
+                             order == StaticOrder::VMin ? VShapeMemory::Min
+                                                        : VShapeMemory::Half);
   case StaticOrder::DualPipeV:
     if (!shape.splitBackward)
       return "DualPipeV needs a split backward (a cost with bwd_w)";
@@ -368,6 +381,10 @@ std::string pipesched::scheduling::checkStaticOrder(StaticOrder order,
 
 WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
                                                         const OrderShape &shape) {
+  if (order == StaticOrder::VMin || order == StaticOrder::VHalf)
+    return vShapeGreedy(shape.workers, shape.microbatches,
+                        order == StaticOrder::VMin ? VShapeMemory::Min
+                                                   : VShapeMemory::Half);
   if (order == StaticOrder::ZeroBubbleH2)
     return zeroBubbleGreedy(shape.workers, shape.microbatches,
                             2 * shape.workers,
@@ -392,6 +409,8 @@ WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
       orders[size_t(r)] = dualPipeVRank(shape, r);
       break;
     case StaticOrder::ZeroBubbleH2:
+    case StaticOrder::VMin:
+    case StaticOrder::VHalf:
       break; // generated whole above
     }
   }

@@ -77,6 +77,11 @@ enum class StaticOrder : uint8_t {
   /// scheduler (ZeroBubbleGreedy.h) with at most 2W live activations per
   /// rank, one stage per rank, the step's costs; needs a split backward.
   ZeroBubbleH2,
+  /// The controllable-memory V schedules (Qi et al., NeurIPS 2024) as the
+  /// Zero Bubble repository builds them (VShapeGreedy.h): the V placement,
+  /// about a third (VMin) or half (VHalf) of 1F1B's activation memory.
+  VMin,
+  VHalf,
 };
 
 /// The worker of stage `s` in the V placement of 2W stages: r holds stages
