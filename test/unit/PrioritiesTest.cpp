@@ -2,6 +2,8 @@
 
 #include "pipesched/Scheduling/Priorities.h"
 
+#include "OrderText.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,19 +28,6 @@ TEST(Priorities, RankKeysIsLexicographicAndDense) {
   EXPECT_TRUE(rankKeys({}, 3).empty());
 }
 
-static std::string render(const std::vector<JobCoord> &jobs) {
-  std::string out;
-  for (const JobCoord &j : jobs) {
-    if (!out.empty())
-      out += ' ';
-    out += std::to_string(j.stage);
-    out += j.direction == Direction::Forward    ? 'F'
-           : j.direction == Direction::Backward ? 'B'
-                                                : 'W';
-    out += std::to_string(j.microbatch);
-  }
-  return out;
-}
 
 // Megatron-core's interleaved schedule, p = 2, v = 2, m = 4 (rounds of p):
 // rank r runs 2(p-r-1) + (v-1)p warm-up forwards, then one forward one
@@ -48,9 +37,9 @@ TEST(Priorities, InterleavedIsMegatronsSequence) {
   ASSERT_EQ(checkStaticOrder(StaticOrder::Interleaved, shape), "");
   WorkerOrders orders = generateStaticOrder(StaticOrder::Interleaved, shape);
   EXPECT_EQ(verifyStaticOrder(shape, orders), "");
-  EXPECT_EQ(render(orders[0]),
+  EXPECT_EQ(renderOrder(orders[0]),
             "0F0 0F1 2F0 2F1 0F2 2B0 0F3 2B1 2F2 0B0 2F3 0B1 2B2 2B3 0B2 0B3");
-  EXPECT_EQ(render(orders[1]),
+  EXPECT_EQ(renderOrder(orders[1]),
             "1F0 1F1 3F0 3B0 3F1 3B1 1F2 1B0 1F3 1B1 3F2 3B2 3F3 3B3 1B2 1B3");
 }
 
@@ -62,7 +51,7 @@ TEST(Priorities, InterleavedWithTorchRounds) {
   shape.group = 5;
   WorkerOrders orders = generateStaticOrder(StaticOrder::Interleaved, shape);
   EXPECT_EQ(verifyStaticOrder(shape, orders), "");
-  EXPECT_EQ(render(orders[3]),
+  EXPECT_EQ(renderOrder(orders[3]),
             "3F0 3F1 3F2 3F3 3F4 7F0 7B0 7F1 7B1 7F2 7B2 7F3 7B3 7F4 7B4 3F5 "
             "3B0 3F6 3B1 3F7 3B2 3F8 3B3 3F9 3B4 7F5 7B5 7F6 7B6 7F7 7B7 7F8 "
             "7B8 7F9 7B9 3B5 3B6 3B7 3B8 3B9");
@@ -73,7 +62,7 @@ TEST(Priorities, SplitBackwardFollowsItsInputHalf) {
   shape.splitBackward = true;
   WorkerOrders orders = generateStaticOrder(StaticOrder::Interleaved, shape);
   EXPECT_EQ(verifyStaticOrder(shape, orders), "");
-  EXPECT_EQ(render(orders[0]), "0F0 0B0 0W0");
+  EXPECT_EQ(renderOrder(orders[0]), "0F0 0B0 0W0");
 }
 
 TEST(Priorities, VerifyRejectsMissingRepeatedAndEarlyJobs) {

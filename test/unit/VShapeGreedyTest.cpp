@@ -12,6 +12,8 @@
 
 #include "pipesched/Scheduling/VShapeGreedy.h"
 
+#include "OrderText.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,19 +24,6 @@ using namespace pipesched::scheduling;
 
 namespace {
 
-std::string render(const std::vector<JobCoord> &jobs) {
-  std::string out;
-  for (const JobCoord &j : jobs) {
-    if (!out.empty())
-      out += ' ';
-    out += std::to_string(j.stage);
-    out += j.direction == Direction::Forward    ? 'F'
-           : j.direction == Direction::Backward ? 'B'
-                                                : 'W';
-    out += std::to_string(j.microbatch);
-  }
-  return out;
-}
 
 OrderShape shapeOf(int64_t p, int64_t m) {
   return OrderShape{/*stages=*/2 * p, /*microbatches=*/m, /*workers=*/p,
@@ -290,7 +279,7 @@ TEST(VShapeGreedy, MatchesZbvGreedyOrders) {
     WorkerOrders orders = vShapeGreedy(ref.p, ref.m, ref.memory);
     ASSERT_EQ(orders.size(), size_t(ref.p));
     for (size_t r = 0; r < orders.size(); ++r)
-      EXPECT_EQ(render(orders[r]), ref.ranks[r]) << "rank " << r;
+      EXPECT_EQ(renderOrder(orders[r]), ref.ranks[r]) << "rank " << r;
     EXPECT_EQ(verifyStaticOrder(shapeOf(ref.p, ref.m), orders), "");
   }
 }

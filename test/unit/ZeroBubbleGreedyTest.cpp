@@ -9,6 +9,8 @@
 
 #include "pipesched/Scheduling/ZeroBubbleGreedy.h"
 
+#include "OrderText.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,24 +22,11 @@ using namespace pipesched::scheduling;
 
 namespace {
 
-std::string render(const std::vector<JobCoord> &jobs) {
-  std::string out;
-  for (const JobCoord &j : jobs) {
-    if (!out.empty())
-      out += ' ';
-    out += std::to_string(j.stage);
-    out += j.direction == Direction::Forward    ? 'F'
-           : j.direction == Direction::Backward ? 'B'
-                                                : 'W';
-    out += std::to_string(j.microbatch);
-  }
-  return out;
-}
 
 std::vector<std::string> renderAll(const WorkerOrders &orders) {
   std::vector<std::string> out;
   for (const auto &rank : orders)
-    out.push_back(render(rank));
+    out.push_back(renderOrder(rank));
   return out;
 }
 
