@@ -23,6 +23,8 @@ families=(
   "dualpipev (F&B = F+B+W)|#sched.dualpipev|2|yes|-"
   "ddp|#sched.ddp|1|no|m S (F + B) / p"
   "fsdp|#sched.fsdp|1|no|m S (F + B) / p"
+  "lpp G=2, R=p/2|#sched.lpp<groups = 2, ring = HALF>|1|no|-"
+  "fslpp G=2, R=p/2|#sched.fslpp<groups = 2, ring = HALF>|1|no|-"
 )
 
 echo "| scheme | p | m | latency | closed form | bubble (ZB rate) | Megatron's idle/busy | peak live per rank |"
@@ -31,6 +33,7 @@ for shape in "4 8" "8 16"; do
   read -r p m <<<"$shape"
   for family in "${families[@]}"; do
     IFS='|' read -r name strategy chunks split form <<<"$family"
+    strategy=${strategy//HALF/$((p / 2))}
     stages=$((p * chunks))
     cost="fwd = 1, bwd = 2"
     [[ $split == yes ]] && cost="fwd = 1, bwd = 1, bwd_w = 1"

@@ -26,6 +26,11 @@ mlir::OwningOpRef<mlir::ModuleOp> importTorchCSV(llvm::SourceMgr &sourceMgr,
 /// empty cell before each job the worker had to wait for.
 llvm::LogicalResult exportTorchCSV(mlir::Operation *op, llvm::raw_ostream &os);
 
+/// torch's `compute_comms` form: the compute order with torch's own send
+/// and receive actions (`_merge_bw` and `_add_send_recv`).
+llvm::LogicalResult exportTorchCommsCSV(mlir::Operation *op,
+                                        llvm::raw_ostream &os);
+
 /// Registers `--import-torch-csv` with mlir-translate's registry.
 void registerImportTorchCSV();
 
