@@ -654,6 +654,7 @@ ResolvedPriority pipesched::sched::resolvePriority(StepOp step) {
     policy = named.getValue();
   else if (strategy)
     policy = strategy.getDefaultPriority();
+  resolved.policy = policy;
   resolved.order = getStaticOrder(policy);
   if (!resolved.order)
     resolved.key = getPolicyKey(policy, step.getContext());

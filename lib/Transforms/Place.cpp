@@ -84,11 +84,14 @@ static LogicalResult writeStaticOrder(StepOp step,
   // Overlapped forwards and whole backwards (DualPipeV), by job index.
   int64_t perPairJobs = step.getJobsPerPair();
   std::vector<uint8_t> overlapped(position.size(), 0), whole(position.size(), 0);
-  for (const std::vector<sim::JobCoord> &list : orders)
+  // The worker each job has in the generator's sequences.
+  std::vector<int64_t> generatorWorker(position.size(), -1);
+  for (auto [worker, list] : llvm::enumerate(orders))
     for (const sim::JobCoord &job : list) {
       size_t index = size_t(sim::jobCoordIndex(shape.microbatches, perPairJobs, job));
       overlapped[index] = job.overlapped;
       whole[index] = job.whole;
+      generatorWorker[index] = int64_t(worker);
     }
 
   int64_t perPair = step.getJobsPerPair();
@@ -102,6 +105,17 @@ static LogicalResult writeStaticOrder(StepOp step,
     sim::JobCoord coord{job.getStageIndex(), job.getMicrobatchIndex(),
                         toSchedulingDirection(job.getDirection())};
     int64_t index = sim::jobCoordIndex(shape.microbatches, perPair, coord);
+    // A static order is a sequence per worker of its own placement: on
+    // another placement its positions mean nothing.
+    if (generatorWorker[size_t(index)] != *job.getComputeWorker())
+      return job->emitOpError()
+             << "the static order '"
+             << stringifyPriorityPolicy(priority.policy) << "' runs "
+             << describeJob(job) << " on worker "
+             << generatorWorker[size_t(index)] << ", but w_compute places it on worker "
+             << *job.getComputeWorker()
+             << ": use the order's own placement (its strategy) or a "
+                "priority key";
     perWorker[size_t(*job.getComputeWorker())].push_back(
         {position[size_t(index)], index, job});
     if (auto forward = dyn_cast<ForwardOp>(op))

@@ -30,3 +30,11 @@ sched.step stages = 1, microbatches = 1, workers = 2 compute affine_map<(s, b, d
 // expected-error @below {{'sched.step' op has no placement: give a strategy or a compute map}}
 sched.step stages = 2, microbatches = 1, workers = 2 {
 }
+
+// -----
+
+// Tests that a static order is refused on a placement it was not made for
+// (it reported a deadlock or an order error before).
+// expected-error @below {{'sched.forward' op the static order 'interleaved' runs forward (s=1, b=0) on worker 1, but w_compute places it on worker 0: use the order's own placement (its strategy) or a priority key}}
+sched.step stages = 4, microbatches = 4, workers = 3 compute affine_map<(s, b, d) -> (d mod 3)> priority <interleaved> {
+}

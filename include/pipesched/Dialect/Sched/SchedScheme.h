@@ -45,6 +45,8 @@ int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
 /// A step's priority, resolved: a lexicographic key over (s, b, d, p), or
 /// a static-order generator with its parameters.
 struct ResolvedPriority {
+  /// The named policy, when the priority is one.
+  PriorityPolicy policy = PriorityPolicy::FillDrain;
   mlir::AffineMap key;
   std::optional<scheduling::StaticOrder> order;
   /// Interleaved: microbatches per round (0 = W).
