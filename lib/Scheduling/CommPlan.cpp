@@ -1,6 +1,7 @@
 //===- CommPlan.cpp - transfers, fetches and reductions of a schedule -----===//
 
 #include "pipesched/Scheduling/CommPlan.h"
+#include "pipesched/Scheduling/Saturating.h"
 
 #include "pipesched/Scheduling/DeadlockCheck.h"
 
@@ -10,6 +11,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace pipesched::scheduling;
 
@@ -225,6 +227,17 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     m.receiverAt = r.firstAtOrAfter(m.time, 0, m.receiverAt);
   }
 
+  // A worker that owns a replica of a stage (the w_weights of some job of
+  // it) computes every job of that stage with its own replica: replicas are
+  // equal until the optimizer step, and a program never fetches a stage its
+  // rank owns (the runtime refuses such a fetch).
+  std::vector<std::unordered_set<int64_t>> ownedBy(W);
+  for (const PlannedJob &job : p.jobs)
+    ownedBy[job.owner].insert(job.stage);
+  auto weightsFrom = [&](int32_t c, const PlannedJob &job) {
+    return ownedBy[c].count(job.stage) ? c : job.owner;
+  };
+
   // Weight windows: a copy fetched for a run of consecutive jobs of one
   // stage is released after the run.
   std::vector<Release> releases;
@@ -233,11 +246,12 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     std::unordered_map<int64_t, uint32_t> releasedAt; // stage -> last release
     for (uint32_t i = 0; i < w.jobs.size();) {
       const PlannedJob &job = p.jobs[w.jobs[i]];
+      const int32_t from = weightsFrom(c, job);
       uint32_t end = i + 1;
       while (end < w.jobs.size() && p.jobs[w.jobs[end]].stage == job.stage &&
-             p.jobs[w.jobs[end]].owner == job.owner)
+             weightsFrom(c, p.jobs[w.jobs[end]]) == from)
         ++end;
-      if (job.owner != c) {
+      if (from != c) {
         uint32_t fetchAt = i >= uint64_t(p.prefetchDepth)
                                ? i - static_cast<uint32_t>(p.prefetchDepth)
                                : 0;
@@ -245,10 +259,10 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
         auto last = releasedAt.find(job.stage);
         if (last != releasedAt.end())
           fetchAt = std::max(fetchAt, last->second);
-        Message m{Message::Weights, job.owner, c, job.stage, -1, 0, 0,
+        Message m{Message::Weights, from, c, job.stage, -1, 0, 0,
                   p.weightBytes};
         Instant time = w.pointTime[fetchAt];
-        const WorkerJobs &o = workers[job.owner];
+        const WorkerJobs &o = workers[from];
         pending.push_back({m, time, int64_t(pending.size()),
                            o.firstAtOrAfter(time, 0, o.jobs.size()), fetchAt});
         releases.push_back({c, job.stage, end});
@@ -402,7 +416,7 @@ std::string CommPlan::verify(const CommProblem &p) const {
                  " is out of place, repeated or out of order";
         jobSeen[op.index] = 1;
         lastPosition = job.position;
-        if (job.owner != w && !fetched[job.stage])
+        if (job.owner != w && !owns_(job.stage) && !fetched[job.stage])
           return where(w, i) + jobName(p, op.index) + " runs without stage " +
                  std::to_string(job.stage) + "'s weights";
         for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1]; ++k)
@@ -429,6 +443,9 @@ std::string CommPlan::verify(const CommProblem &p) const {
           if (!send)
             held[m.producer] = 1;
         } else if (!send) {
+          if (owns_(m.stage) || fetched[m.stage])
+            return where(w, i) + "fetches stage " + std::to_string(m.stage) +
+                   "'s weights, which it owns or holds already";
           fetched[m.stage] = 1;
         }
         step.kind = ProgramStep::Group;
@@ -487,8 +504,9 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
             std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
             std::vector<int64_t>(W, 0)};
   for (const Message &m : plan.messages) {
-    t.sentBytes[m.sender] += m.bytes;
-    t.receivedBytes[m.receiver] += m.bytes;
+    t.sentBytes[m.sender] = saturatingAdd(t.sentBytes[m.sender], m.bytes);
+    t.receivedBytes[m.receiver] =
+        saturatingAdd(t.receivedBytes[m.receiver], m.bytes);
     switch (m.kind) {
     case Message::Activation: ++t.activationsReceived[m.receiver]; break;
     case Message::Gradient: ++t.gradientsReceived[m.receiver]; break;
@@ -501,11 +519,13 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
     for (int32_t m : r.members) {
       bool root = !r.isAllReduce() && m == r.owners.front();
       if (r.isAllReduce() || !root)
-        t.sentBytes[m] += r.bytes;
+        t.sentBytes[m] = saturatingAdd(t.sentBytes[m], r.bytes);
       if (r.isAllReduce())
-        t.receivedBytes[m] += r.bytes;
+        t.receivedBytes[m] = saturatingAdd(t.receivedBytes[m], r.bytes);
       else if (root)
-        t.receivedBytes[m] += r.bytes * int64_t(r.members.size() - 1);
+        t.receivedBytes[m] = saturatingAdd(
+            t.receivedBytes[m],
+            saturatingMul(r.bytes, int64_t(r.members.size() - 1)));
     }
   }
   return t;

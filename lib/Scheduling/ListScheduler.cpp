@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipesched/Scheduling/ListScheduler.h"
+#include "pipesched/Scheduling/Saturating.h"
 
 #include <algorithm>
 #include <functional>
@@ -538,8 +539,9 @@ void Simulator::finishJob(uint32_t job, int64_t now) {
       return;
     }
     const Job &owner = graph_.jobs[freed];
-    live_[owner.worker] -= owner.acquire;
-    liveBytes_[owner.worker] -= owner.acquireBytes;
+    live_[owner.worker] = saturatingAdd(live_[owner.worker], -owner.acquire);
+    liveBytes_[owner.worker] =
+        saturatingAdd(liveBytes_[owner.worker], -owner.acquireBytes);
     markDirty(owner.worker); // a capped worker may now fit its next job
   }
 
@@ -582,8 +584,8 @@ void Simulator::startJob(uint32_t job, int64_t now) {
   position_[job] = static_cast<int64_t>(workerOrder_[worker].size());
   workerOrder_[worker].push_back(job);
   if (info.acquire > 0 || info.acquireBytes > 0) {
-    live_[worker] += info.acquire;
-    liveBytes_[worker] += info.acquireBytes;
+    live_[worker] = saturatingAdd(live_[worker], info.acquire);
+    liveBytes_[worker] = saturatingAdd(liveBytes_[worker], info.acquireBytes);
     peakLive_[worker] = std::max(peakLive_[worker], live_[worker]);
     peakLiveBytes_[worker] =
         std::max(peakLiveBytes_[worker], liveBytes_[worker]);
@@ -714,16 +716,6 @@ SimulationResult simulate(const JobGraph &graph,
 //===----------------------------------------------------------------------===//
 // Accounting and verification of timelines
 //===----------------------------------------------------------------------===//
-
-namespace {
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  int64_t sum;
-  if (__builtin_add_overflow(a, b, &sum))
-    return b > 0 ? std::numeric_limits<int64_t>::max()
-                 : std::numeric_limits<int64_t>::min();
-  return sum;
-}
-} // namespace
 
 pipesched::scheduling::LiveMemory pipesched::scheduling::accountLiveMemory(
     const JobGraph &graph, const std::vector<int64_t> &start,

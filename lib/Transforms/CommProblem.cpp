@@ -43,8 +43,23 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
                       job.getStageIndex(), job.getMicrobatchIndex(),
                       toSchedulingDirection(job.getDirection()), *start, *end, *order});
     // Operands dominate their users: producers are already indexed.
-    for (Value operand : op.getOperands())
-      p.inputs.push_back(indexOf.lookup(operand.getDefiningOp()));
+    uint32_t self = static_cast<uint32_t>(p.jobs.size() - 1);
+    auto weightHalf = dyn_cast<BackwardWeightOp>(op);
+    std::optional<uint32_t> backward;
+    if (weightHalf && weightHalf.getInput())
+      backward = indexOf.lookup(weightHalf.getInput().getDefiningOp());
+    if (backward && p.jobs[*backward].worker != p.jobs[self].worker) {
+      // The weight half re-reads its backward's inputs (it recomputes from
+      // them): on another worker than its backward, those are what must
+      // travel to it, not the backward's output (which a stage without
+      // predecessors does not even have).
+      SmallVector<uint32_t, 4> reads(p.inputs.begin() + p.inputBegin[*backward],
+                                     p.inputs.begin() + p.inputBegin[*backward + 1]);
+      p.inputs.insert(p.inputs.end(), reads.begin(), reads.end());
+    } else {
+      for (Value operand : op.getOperands())
+        p.inputs.push_back(indexOf.lookup(operand.getDefiningOp()));
+    }
     p.inputBegin.push_back(static_cast<uint32_t>(p.inputs.size()));
     result.jobs.push_back(job);
   }

@@ -77,6 +77,17 @@ void RankBuilder::buildOp(
     for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1];
          ++k)
       operands.push_back(valueOn(worker, p.inputs[k]));
+    // A weight half on another worker than its backward has that
+    // backward's inputs as its problem inputs (CommProblem.cpp): received,
+    // re-read by it, but no operand of its op, whose only operand is
+    // `after` its backward on the same rank.
+    if (isa<BackwardWeightOp>(job.getOperation()) &&
+        !(operands.size() == 1 &&
+          p.jobs[p.inputs[p.inputBegin[op.index]]].direction ==
+              sch::Direction::Backward &&
+          p.jobs[p.inputs[p.inputBegin[op.index]]].stage ==
+              p.jobs[op.index].stage))
+      operands.clear();
     // The job moves into its rank and keeps its fields but its worker and
     // position, implied by the rank and the region order.
     Operation *copy = job.getOperation();

@@ -254,6 +254,22 @@ void SchedSimulate::runOnOperation() {
       if (id < jobs.members.size())
         diag.attachNote(jobs.members[id].front()->getLoc())
             << describeJob(jobs.members[id].front()) << " is stuck";
+    // Megatron-core's interleaved order is not executable with rounds of
+    // fewer than W microbatches or a short last round of fewer than W; it
+    // refuses them (ValueError), and every such order that deadlocks here
+    // is one of them (the property tests found the shapes).
+    ResolvedPriority priority = resolvePriority(step);
+    int64_t W = step.getWorkers(), B = step.getMicrobatches();
+    int64_t group = priority.group > 0 ? priority.group : W;
+    if (priority.order == sim::StaticOrder::Interleaved &&
+        (group < W || (B % group != 0 && B % group < W)))
+      diag.attachNote(step.getLoc())
+          << "the interleaved order runs rounds of " << group
+          << " microbatches, the last of " << (B % group ? B % group : group)
+          << ", on " << W
+          << " workers: Megatron-core refuses rounds of fewer than W "
+             "microbatches and a short last round of fewer than W; choose "
+             "group = torch, or a group and a microbatch count that fit";
     return signalPassFailure();
   }
 

@@ -160,7 +160,9 @@ static Totals totals(const StepStats &s) {
     t.peakLiveBytes = std::max(t.peakLiveBytes, w.peakLiveBytes);
   }
   double capacity = static_cast<double>(s.latency) * s.workers;
-  t.latencyUnits = s.latency / s.unit;
+  // Zero durations everywhere make the unit 0: no unit, no figure (a NaN
+  // would also make --sched-stats=json invalid JSON).
+  t.latencyUnits = s.unit > 0 ? s.latency / s.unit : 0;
   t.bubbleOfTotal = capacity > 0 ? (capacity - t.busy) / capacity : 0;
   t.bubbleOfIdeal = t.busy > 0 ? (capacity - t.busy) / t.busy : 0;
   // The Zero Bubble paper's bubble rate: (cost - m(F+B+W)) / cost with cost

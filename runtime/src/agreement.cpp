@@ -14,18 +14,17 @@ namespace {
 // expiry the rank says so (with its own problem, if any) and ends the job.
 int reduce(int mine, MPI_Op op, int rank, double timeout, const char *stage,
            const std::string &error) {
-  using Clock = std::chrono::steady_clock;
   int result = 0;
   MPI_Request request;
   MPI_Iallreduce(&mine, &result, 1, MPI_INT, op, MPI_COMM_WORLD, &request);
-  const auto deadline = deadlineAfter(Clock::now(), timeout);
+  Deadline deadline(timeout);
   PollBackoff backoff;
   for (;;) {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done)
       return result;
-    if (Clock::now() > deadline)
+    if (deadline.expired())
       break;
     backoff.pause();
   }
@@ -41,6 +40,26 @@ int reduce(int mine, MPI_Op op, int rank, double timeout, const char *stage,
 }
 
 } // namespace
+
+void waitOrAbort(MPI_Request *requests, int count, int rank, double timeout,
+                 const std::string &what) {
+  Deadline deadline(timeout);
+  PollBackoff backoff;
+  for (;;) {
+    int done = 0;
+    MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
+    if (done)
+      return;
+    if (deadline.expired())
+      break;
+    backoff.pause();
+  }
+  std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in %s\n", rank,
+               timeout, what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort(); // MPI_Abort does not return
+}
 
 bool anyRankFailed(const std::string &error, int rank, int size, double timeout,
                    const char *stage) {

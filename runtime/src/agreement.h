@@ -4,7 +4,13 @@
 // non-blocking reduction polled against --timeout: a rank stuck on the way
 // (a huge file, a hung file system) ends the job with a message instead of
 // leaving the others blocked forever.
+//
+// waitOrAbort bounds the control plane's waits after the steps the same way
+// (the summaries, the timeline, --verify's gathering, the last agreement):
+// a rank that stalls or dies there ends the job instead of hanging it.
 #pragma once
+
+#include <mpi.h>
 
 #include <string>
 
@@ -20,5 +26,11 @@ bool anyRankFailed(const std::string &error, int rank, int size, double timeout,
 // own node without a GPU); true if any rank had one.
 bool everyRankReports(const std::string &error, int rank, double timeout,
                       const char *stage);
+
+// Waits for `count` requests, polling against `timeout` seconds; on expiry
+// prints "pipeline-run: rank R timed out after T s in WHAT" and ends the
+// job (MPI_Abort, status 2).
+void waitOrAbort(MPI_Request *requests, int count, int rank, double timeout,
+                 const std::string &what);
 
 } // namespace pipesched::runtime

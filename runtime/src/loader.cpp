@@ -621,6 +621,12 @@ Program parseProgram(const std::string &text, const std::string &source,
   // Nesting is bounded before parsing: nothing recurses over a deep
   // document (nlohmann's parser does not, but dumping a value for a message
   // would), and a valid program nests 8 levels at most.
+  // An empty file (one truncated to nothing, or not written yet) would be
+  // "invalid JSON at line 1, column 1 ... (byte 1)": say what it is.
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ProgramError(source + (text.empty() ? ": the file is empty (0 bytes)"
+                                              : ": the file holds only whitespace") +
+                       ", not a program");
   std::string deep = tooDeep(text);
   if (!deep.empty())
     throw ProgramError(source + ": JSON nested deeper than " +

@@ -140,7 +140,7 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
   RankSummary summary = summarize(program, rank, timeline, o.steps);
   summary.peakTensorBytes = double(executor.peakTensorBytes());
   summary.peakFetchedBytes = double(executor.peakFetchedBytes());
-  printSummaries(MPI_COMM_WORLD, summary);
+  printSummaries(MPI_COMM_WORLD, summary, o.timeout);
   if (rank == 0) {
     // The first step pays for first touches and connection set-up.
     size_t first = stepMs.size() > 1 ? 1 : 0;
@@ -157,15 +157,16 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
 
   int rc = 0;
   if (!o.timeline.empty()) {
-    std::string err = writeTimeline(MPI_COMM_WORLD, program, rank, timeline, o.timeline);
+    std::string err = writeTimeline(MPI_COMM_WORLD, program, rank, timeline, o.timeline,
+                                    o.timeout);
     if (!err.empty()) {
       std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
       rc = 1;
     }
   }
   if (o.verify) {
-    VerifyInputs in{&program, {}, losses, config.data, optimizerConfig(o), o.steps,
-                    o.tolerance};
+    VerifyInputs in{&program, {},    losses,      config.data, optimizerConfig(o),
+                    o.steps,  o.tolerance, o.timeout};
     std::vector<std::vector<float>> owned(program.stages);
     for (int s = 0; s < program.stages; ++s) {
       owned[s] = executor.ownedParams(s);
@@ -176,7 +177,19 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
       rc = 1;
   }
   std::fflush(stdout);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  // The last agreement (every rank takes part, unlike a broadcast that
+  // rank 0 may finish alone): the job's status, and proof that every rank
+  // is alive before MPI_Finalize, which has no deadline.
+  std::vector<int> silent;
+  if (!transport.agreeOnStatus(rc, silent)) {
+    std::string who = silent.empty()       ? "waiting for rank 0"
+                      : silent.size() == 1 ? "no word from rank "
+                                           : "no word from ranks ";
+    for (size_t i = 0; i < silent.size(); ++i)
+      who += (i ? ", " : "") + std::to_string(silent[i]);
+    controlTimeout(rank, rank == 0 ? o.timeout : 2 * o.timeout,
+                   "the agreement at the end of the run (" + who + ")");
+  }
   return rc;
 }
 

@@ -51,6 +51,31 @@ deadlineAfter(std::chrono::steady_clock::time_point now, double seconds) {
                    std::chrono::duration<double>(seconds));
 }
 
+/// A wait's deadline that counts only the time the waiting rank was
+/// running: a gap of more than 100 ms between two polls (the rank itself was
+/// stopped, e.g. by SIGSTOP, or not scheduled) moves the deadline by the
+/// gap. So a rank that stalled does not, once continued (Open MPI sends
+/// SIGCONT before it kills a job), report a timeout that blames the peers
+/// that were waiting for it.
+class Deadline {
+public:
+  using Clock = std::chrono::steady_clock;
+  explicit Deadline(double seconds)
+      : last(Clock::now()), at(deadlineAfter(last, seconds)) {}
+  /// Whether the deadline has passed; call once per poll.
+  bool expired() {
+    const Clock::time_point now = Clock::now();
+    const Clock::duration gap = now - last;
+    last = now;
+    if (gap > std::chrono::milliseconds(100) && at != Clock::time_point::max())
+      at = Clock::time_point::max() - at > gap ? at + gap : Clock::time_point::max();
+    return now > at;
+  }
+
+private:
+  Clock::time_point last, at;
+};
+
 } // namespace pipesched::runtime
 
 #endif // PIPESCHED_RUNTIME_POLL_BACKOFF_H

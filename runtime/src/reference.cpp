@@ -8,7 +8,8 @@ namespace pipesched::runtime {
 
 double referenceStep(Model &model, const StageGraph &graph, const DataSpec &data,
                      int step, const std::vector<std::vector<float>> &params,
-                     std::vector<std::vector<float>> &grads) {
+                     std::vector<std::vector<float>> &grads,
+                     const std::function<void()> &progress) {
   const int S = graph.stages();
   const size_t block = size_t(data.rows * data.hidden);
   // Per stage: its output, its input gradient, and the scratch where a
@@ -53,12 +54,15 @@ double referenceStep(Model &model, const StageGraph &graph, const DataSpec &data
       model.backward(s, params[size_t(s)].data(), data.rows, input(s), gradOut,
                      hasInput ? gradIn[size_t(s)].data() : nullptr, grads[size_t(s)].data());
     }
+    if (progress)
+      progress();
   }
   return total / double(data.microbatches);
 }
 
 ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSpec &data,
-                             const OptimizerConfig &optimizer, int steps) {
+                             const OptimizerConfig &optimizer, int steps,
+                             const std::function<void()> &progress) {
   const int S = model.shape().stages;
   ReferenceResult result;
   result.params.resize(static_cast<size_t>(S));
@@ -70,7 +74,8 @@ ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSp
     grads[size_t(s)].assign(result.params[size_t(s)].size(), 0.0f);
   }
   for (int step = 0; step < steps; ++step) {
-    result.losses.push_back(referenceStep(model, graph, data, step, result.params, grads));
+    result.losses.push_back(referenceStep(model, graph, data, step, result.params, grads,
+                                           progress));
     for (int s = 0; s < S; ++s) {
       applyOptimizer(optimizer, states[size_t(s)], result.params[size_t(s)].data(),
                      grads[size_t(s)].data(), grads[size_t(s)].size());

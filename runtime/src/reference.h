@@ -13,6 +13,7 @@
 #include "optimizer.h"
 #include "stage_graph.h"
 
+#include <functional>
 #include <vector>
 
 namespace pipesched::runtime {
@@ -25,12 +26,16 @@ struct ReferenceResult {
 // One training step without the optimizer: returns the step's loss
 // ((1/B) sum_b sum_sinks loss_b) and adds each stage's weight gradient to
 // grads[s]. graph.stages() must equal the model's stages.
+// `progress`, if given, is called after every microbatch (pipeline-run's
+// --verify keeps the other ranks' deadline alive with it).
 double referenceStep(Model &model, const StageGraph &graph, const DataSpec &data,
                      int step, const std::vector<std::vector<float>> &params,
-                     std::vector<std::vector<float>> &grads);
+                     std::vector<std::vector<float>> &grads,
+                     const std::function<void()> &progress = {});
 
 // `steps` steps, each followed by the optimizer.
 ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSpec &data,
-                             const OptimizerConfig &optimizer, int steps);
+                             const OptimizerConfig &optimizer, int steps,
+                             const std::function<void()> &progress = {});
 
 } // namespace pipesched::runtime

@@ -1,5 +1,7 @@
 #include "timeline.h"
 
+#include "agreement.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -40,7 +42,7 @@ std::string bytes(double b) {
 }
 } // namespace
 
-void printSummaries(MPI_Comm world, const RankSummary &mine) {
+void printSummaries(MPI_Comm world, const RankSummary &mine, double timeout) {
   int rank, size;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
@@ -49,7 +51,9 @@ void printSummaries(MPI_Comm world, const RankSummary &mine) {
                      mine.otherMs,         mine.peakTensorBytes,  mine.peakFetchedBytes,
                      mine.ops};
   std::vector<double> all(rank == 0 ? size_t(size) * N : 0);
-  MPI_Gather(local, N, MPI_DOUBLE, all.data(), N, MPI_DOUBLE, 0, world);
+  MPI_Request request;
+  MPI_Igather(local, N, MPI_DOUBLE, all.data(), N, MPI_DOUBLE, 0, world, &request);
+  waitOrAbort(&request, 1, rank, timeout, "the gathering of the per-rank summaries");
   if (rank != 0)
     return;
   for (int r = 0; r < size; ++r) {
@@ -64,7 +68,7 @@ void printSummaries(MPI_Comm world, const RankSummary &mine) {
 
 std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
                           const std::vector<OpTiming> &timeline,
-                          const std::string &path) {
+                          const std::string &path, double timeout) {
   const RankProgram &rp = program.ranks[rank];
   std::string rows;
   char line[160];
@@ -81,7 +85,9 @@ std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
   MPI_Comm_size(world, &size);
   int length = int(rows.size());
   std::vector<int> lengths(size), offsets(size);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world);
+  MPI_Request request;
+  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world, &request);
+  waitOrAbort(&request, 1, rank, timeout, "the gathering of the timeline");
   std::string all;
   if (rank == 0) {
     size_t total = 0;
@@ -91,8 +97,9 @@ std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
     }
     all.resize(total);
   }
-  MPI_Gatherv(rows.data(), length, MPI_CHAR, all.data(), lengths.data(),
-              offsets.data(), MPI_CHAR, 0, world);
+  MPI_Igatherv(rows.data(), length, MPI_CHAR, all.data(), lengths.data(),
+               offsets.data(), MPI_CHAR, 0, world, &request);
+  waitOrAbort(&request, 1, rank, timeout, "the gathering of the timeline");
   if (rank != 0)
     return "";
   std::ofstream out(path);

@@ -20,8 +20,10 @@ struct RankSummary {
 RankSummary summarize(const Program &program, int rank,
                       const std::vector<OpTiming> &timeline, int steps);
 
-// Collective over `world`; rank 0 prints one line per rank.
-void printSummaries(MPI_Comm world, const RankSummary &mine);
+// Collective over `world`; rank 0 prints one line per rank. Both
+// collectives wait at most `timeout` seconds, else end the job naming the
+// rank and the gathering (agreement.h, waitOrAbort).
+void printSummaries(MPI_Comm world, const RankSummary &mine, double timeout);
 
 // Collective over `world`: rank 0 writes every rank's ops as CSV rows
 // rank,step,op,kind,stage,microbatch,start_us,end_us,description with times
@@ -29,6 +31,6 @@ void printSummaries(MPI_Comm world, const RankSummary &mine);
 // together, after a barrier). Returns an error message on rank 0, or "".
 std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
                           const std::vector<OpTiming> &timeline,
-                          const std::string &path);
+                          const std::string &path, double timeout);
 
 } // namespace pipesched::runtime

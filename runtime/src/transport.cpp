@@ -72,8 +72,7 @@ bool Transport::waitPosted(std::vector<size_t> &pending) {
 // sleeping, and non-blocking collectives progress only while ranks poll.
 bool Transport::wait(MPI_Request *requests, size_t count,
                      std::vector<size_t> *pending) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = deadlineAfter(Clock::now(), timeout_);
+  Deadline deadline(timeout_);
   PollBackoff backoff;
   std::vector<int> indices(count);
   size_t done = 0;
@@ -85,8 +84,7 @@ bool Transport::wait(MPI_Request *requests, size_t count,
       done += size_t(outcount);
     if (done >= count)
       break;
-    const auto now = Clock::now();
-    if (now > deadline) {
+    if (deadline.expired()) {
       if (pending)
         for (size_t i = 0; i < count; ++i)
           if (requests[i] != MPI_REQUEST_NULL)
@@ -129,6 +127,46 @@ bool Transport::reduceToRoot(const double *in, double *out, int count, MPI_Op op
   MPI_Request request;
   MPI_Ireduce(in, out, count, MPI_DOUBLE, op, 0, control_, &request);
   return wait(&request, 1, nullptr);
+}
+
+bool Transport::agreeOnStatus(int &status, std::vector<int> &silent) {
+  int size = 1;
+  MPI_Comm_size(control_, &size);
+  constexpr int kTag = 0; // control_ carries no other point-to-point message
+  if (rank_ == 0) {
+    std::vector<int> statuses(size_t(size), status);
+    std::vector<MPI_Request> requests(size_t(size - 1));
+    for (int r = 1; r < size; ++r)
+      MPI_Irecv(&statuses[size_t(r)], 1, MPI_INT, r, kTag, control_,
+                &requests[size_t(r - 1)]);
+    std::vector<size_t> pending;
+    if (!wait(requests.data(), requests.size(), &pending)) {
+      for (size_t i : pending)
+        silent.push_back(int(i) + 1);
+      return false;
+    }
+    status = *std::max_element(statuses.begin(), statuses.end());
+    for (int r = 1; r < size; ++r)
+      MPI_Isend(&status, 1, MPI_INT, r, kTag, control_, &requests[size_t(r - 1)]);
+    return wait(requests.data(), requests.size(), nullptr);
+  }
+  int answer = status;
+  MPI_Request requests[2];
+  MPI_Isend(&status, 1, MPI_INT, 0, kTag, control_, &requests[0]);
+  MPI_Irecv(&answer, 1, MPI_INT, 0, kTag, control_, &requests[1]);
+  Deadline deadline(2 * timeout_);
+  PollBackoff backoff;
+  for (;;) {
+    int done = 0;
+    MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
+    if (done)
+      break;
+    if (deadline.expired())
+      return false;
+    backoff.pause();
+  }
+  status = answer;
+  return true;
 }
 
 } // namespace pipesched::runtime

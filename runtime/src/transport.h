@@ -43,6 +43,13 @@ public:
   // Control plane (all ranks).
   bool barrier();
   bool reduceToRoot(const double *in, double *out, int count, MPI_Op op);
+  // The last agreement of a run: every rank sends its status to rank 0,
+  // which answers with the largest, point to point, so that every rank is
+  // known to be alive before MPI_Finalize (which has no deadline). False on
+  // timeout: on rank 0, `silent` lists the ranks it did not hear from; the
+  // others wait twice the timeout for rank 0's answer (rank 0 reports a
+  // missing rank first) and leave `silent` empty.
+  bool agreeOnStatus(int &status, std::vector<int> &silent);
 
 private:
   bool wait(MPI_Request *requests, size_t count, std::vector<size_t> *pending);

@@ -1,11 +1,15 @@
 #include "verify.h"
 
+#include "agreement.h"
+#include "poll_backoff.h"
 #include "reference.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace pipesched::runtime {
 namespace {
@@ -26,27 +30,117 @@ double relativeError(double got, double want) {
 
 } // namespace
 
+namespace {
+
+// While rank 0 runs the reference (as long as the run's compute, or
+// longer), it sends the others an empty message every so often; each
+// arrival restarts their deadline, so that a rank 0 that stalls or dies
+// there still ends the job within --timeout. Rank 0 sends, the others
+// receive: on `world` no other message goes that way during --verify.
+constexpr int kHeartbeatTag = 0;
+
+class Heartbeat {
+public:
+  Heartbeat(MPI_Comm world, double timeout) : world(world) {
+    MPI_Comm_size(world, &size);
+    // Well within the others' deadline, at most one a second.
+    period = std::chrono::duration<double>(std::min(timeout / 4, 1.0));
+  }
+  void beat() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < period)
+      return;
+    last = now;
+    for (int r = 1; r < size; ++r) {
+      MPI_Request request;
+      MPI_Isend(nullptr, 0, MPI_BYTE, r, kHeartbeatTag, world, &request);
+      MPI_Request_free(&request);
+    }
+  }
+
+private:
+  MPI_Comm world;
+  int size = 1;
+  std::chrono::duration<double> period;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
+// Rank 0's verdict on the others, who wait at most --timeout past rank 0's
+// last heartbeat.
+int receiveVerdict(MPI_Comm world, int rank, int verdict, double timeout) {
+  MPI_Request bcast;
+  MPI_Ibcast(&verdict, 1, MPI_INT, 0, world, &bcast);
+  if (rank == 0) {
+    waitOrAbort(&bcast, 1, rank, timeout, "the broadcast of --verify's verdict");
+    return verdict;
+  }
+  MPI_Request heartbeat;
+  MPI_Irecv(nullptr, 0, MPI_BYTE, 0, kHeartbeatTag, world, &heartbeat);
+  Deadline deadline(timeout);
+  PollBackoff backoff;
+  for (;;) {
+    int done = 0;
+    MPI_Test(&bcast, &done, MPI_STATUS_IGNORE);
+    if (done)
+      break;
+    MPI_Test(&heartbeat, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      deadline = Deadline(timeout);
+      MPI_Irecv(nullptr, 0, MPI_BYTE, 0, kHeartbeatTag, world, &heartbeat);
+      backoff = PollBackoff();
+      continue;
+    }
+    if (deadline.expired()) {
+      std::fprintf(stderr,
+                   "pipeline-run: rank %d timed out after %.1f s waiting for rank 0's "
+                   "--verify (no sign of life from rank 0 while it runs the reference)\n",
+                   rank, timeout);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+      std::abort(); // MPI_Abort does not return
+    }
+    backoff.pause();
+  }
+  MPI_Cancel(&heartbeat);
+  MPI_Wait(&heartbeat, MPI_STATUS_IGNORE);
+  return verdict;
+}
+
+} // namespace
+
 bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
   const Program &p = *in.program;
   const int S = p.stages;
-  // Every owner sends its copies in stage order; rank 0 receives in the same
-  // order, so the blocking transfers cannot wait on each other in a cycle.
+  // Every owner sends all its copies at once; rank 0 receives them in stage
+  // and owner order. Every wait is bounded by --timeout.
+  const std::string gathering = "the gathering of the weights for --verify";
+  if (rank != 0) {
+    std::vector<MPI_Request> sends;
+    for (int s = 0; s < S; ++s)
+      if (p.ranks[rank].ownsStage(s)) {
+        sends.emplace_back();
+        MPI_Isend(in.owned[s]->data(), int(model.numParams(s)), MPI_FLOAT, 0, s, world,
+                  &sends.back());
+      }
+    waitOrAbort(sends.data(), int(sends.size()), rank, in.timeout, gathering);
+  }
   std::vector<std::vector<float>> lowest(rank == 0 ? S : 0);
   bool ok = true;
-  for (int s = 0; s < S; ++s) {
+  for (int s = 0; s < S && rank == 0; ++s) {
     size_t n = size_t(model.numParams(s));
     for (int o = 0; o < p.workers; ++o) {
       if (!p.ranks[o].ownsStage(s))
         continue;
-      if (rank == o && o != 0)
-        MPI_Send(in.owned[s]->data(), int(n), MPI_FLOAT, 0, s, world);
-      if (rank != 0)
-        continue;
       std::vector<float> copy(n);
-      if (o == 0)
+      if (o == 0) {
         copy = *in.owned[s];
-      else
-        MPI_Recv(copy.data(), int(n), MPI_FLOAT, o, s, world, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Request recv;
+        MPI_Irecv(copy.data(), int(n), MPI_FLOAT, o, s, world, &recv);
+        waitOrAbort(&recv, 1, rank, in.timeout,
+                    gathering + " (stage " + std::to_string(s) + " from rank " +
+                        std::to_string(o) + ")");
+      }
       if (lowest[s].empty()) {
         lowest[s] = std::move(copy);
         continue;
@@ -63,7 +157,9 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
     }
   }
   if (rank == 0) {
-    ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps);
+    Heartbeat heartbeat(world, in.timeout);
+    ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps,
+                                       [&] { heartbeat.beat(); });
     // NaN compares false both ways, so std::max would drop it: a non-finite
     // value or error fails on its own.
     auto worse = [](double err, double &max) {
@@ -115,9 +211,7 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
                 bitwise, count, (unsigned long long)fingerprint(lowest));
     ok = ok && lossOk && weightsOk;
   }
-  int verdict = ok;
-  MPI_Bcast(&verdict, 1, MPI_INT, 0, world);
-  return verdict != 0;
+  return receiveVerdict(world, rank, ok, in.timeout) != 0;
 }
 
 } // namespace pipesched::runtime

@@ -23,6 +23,9 @@ struct VerifyInputs {
   OptimizerConfig optimizer;
   int steps;
   double tolerance;
+  // --timeout: every wait of the verification is bounded by it (while rank
+  // 0 runs the reference, its heartbeats keep the others' deadline alive).
+  double timeout;
 };
 
 // Collective over `world`. Rank 0 prints the findings; every rank returns

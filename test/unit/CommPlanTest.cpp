@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 using namespace pipesched::scheduling;
@@ -121,6 +122,38 @@ TEST(CommPlan, DataParallelAllReducesEveryStage) {
   Traffic t = accountTraffic(p, plan);
   EXPECT_EQ(t.sentBytes, (std::vector<int64_t>{512, 512}));
   EXPECT_EQ(t.receivedBytes, (std::vector<int64_t>{512, 512}));
+}
+
+TEST(CommPlan, TrafficSaturatesInsteadOfOverflowing) {
+  // Byte counts of huge costs stop at INT64_MAX (scripts/sanitize.sh: UBSan
+  // caught the sums overflowing, which release builds wrapped to negatives).
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // GPipe: four activations out of worker 0 and four gradients out of
+  // worker 1, of 2^62 + 1 bytes each.
+  CommProblem p = gpipe(2, 4, 2);
+  p.actBytes = int64_t(1) << 62 | 1;
+  Traffic t = accountTraffic(p, planCommunication(p));
+  EXPECT_EQ(t.sentBytes, (std::vector<int64_t>{kMax, kMax}));
+  EXPECT_EQ(t.receivedBytes, (std::vector<int64_t>{kMax, kMax}));
+  // Data parallel: every worker all-reduces both stages' gradients.
+  auto byMicrobatch = [](int64_t, int64_t b, Direction) { return int32_t(b % 2); };
+  p = chain(2, 4, 2, byMicrobatch, byMicrobatch);
+  p.weightBytes = kMax;
+  t = accountTraffic(p, planCommunication(p));
+  EXPECT_EQ(t.sentBytes, (std::vector<int64_t>{kMax, kMax}));
+  EXPECT_EQ(t.receivedBytes, (std::vector<int64_t>{kMax, kMax}));
+  // Sharded: stage s reduced onto its owner s from three workers, whose
+  // share (bytes times the two others) overflows alone.
+  auto byMicrobatch3 = [](int64_t, int64_t b, Direction) { return int32_t(b % 3); };
+  auto byStage = [](int64_t s, int64_t, Direction) { return int32_t(s); };
+  p = chain(3, 3, 3, byMicrobatch3, byStage);
+  p.weightBytes = int64_t(1) << 62;
+  CommPlan plan = planCommunication(p);
+  ASSERT_EQ(plan.verify(p), "");
+  ASSERT_FALSE(plan.reductions.empty());
+  t = accountTraffic(p, plan);
+  for (int64_t received : t.receivedBytes)
+    EXPECT_EQ(received, kMax);
 }
 
 TEST(CommPlan, ShardedWeightsAreFetchedAheadAndReleased) {

@@ -124,8 +124,8 @@ CommPlan planCommunication(const CommProblem &problem);
 
 /// Bytes each worker sends and receives under a plan (point-to-point
 /// messages; a reduction counts its payload once per member other than the
-/// root or, for an all-reduce, once per member). One accounting for the
-/// lowering and the statistics.
+/// root or, for an all-reduce, once per member), saturating at INT64_MAX.
+/// One accounting for the lowering and the statistics.
 struct Traffic {
   std::vector<int64_t> sentBytes, receivedBytes;
   std::vector<int64_t> activationsReceived, gradientsReceived,

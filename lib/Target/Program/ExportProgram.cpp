@@ -214,14 +214,25 @@ void ProgramWriter::writeHeader(llvm::json::OStream &h) {
   h.attribute(str(top::kStages), stages);
   h.attribute(str(top::kMicrobatches), microbatches);
   h.attribute(str(top::kWorkers), step.getWorkers());
-  // Always explicit: an empty list means independent stages.
+  // Always explicit: an empty list means independent stages. In the step's
+  // own edge order: the runtime sums fan-in activations and fan-out
+  // gradients in edge order, and the reads written below list a stage's
+  // predecessors and successors in that order (grouping the edges by
+  // destination reordered the successors of a stage with several).
+  auto edge = [&](int64_t src, int64_t dst) {
+    h.array([&] {
+      h.value(src);
+      h.value(dst);
+    });
+  };
   h.attributeArray(str(top::kStageGraph), [&] {
-    for (int64_t dst = 0; dst < stages; ++dst)
-      for (int64_t src : preds[dst])
-        h.array([&] {
-          h.value(src);
-          h.value(dst);
-        });
+    if (StageGraphAttr graph = step.getStageGraphAttr()) {
+      for (auto [src, dst] : llvm::zip(graph.getSources(), graph.getTargets()))
+        edge(src, dst);
+    } else {
+      for (int64_t s = 0; s + 1 < stages; ++s)
+        edge(s, s + 1);
+    }
   });
   h.attribute(str(top::kSplitBackward), cost.isSplitBackward());
   auto perStage = [&](std::string_view key, Direction d) {

@@ -126,7 +126,10 @@ static FailureOr<Rows> collectRows(Operation *op) {
     return Action{kind, job.getStageIndex(), job.getMicrobatchIndex()};
   };
   rows.cells.resize(entries.size());
-  for (auto [worker, row] : llvm::enumerate(entries)) {
+  for (auto [worker, workerEntries] : llvm::enumerate(entries)) {
+    // A reference, not the binding: lambdas capture no structured binding
+    // before C++20 (clang 14, the fuzz build, refuses it).
+    auto &row = workerEntries;
     llvm::sort(row, [](const Entry &a, const Entry &b) {
       return a.order < b.order;
     });
