@@ -10,18 +10,7 @@ packages=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+./scripts/install-packages.sh "${packages[@]}"
 
 build_type="${PIPESCHED_BUILD_TYPE:-Release}"
 if [ ! -f build/build.ninja ]; then
