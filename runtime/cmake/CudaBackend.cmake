@@ -44,6 +44,7 @@ set(PIPESCHED_RUNTIME_HAVE_CUDA ON)
 message(STATUS "pipeline-run: CUDA backend on (CUDA ${CUDAToolkit_VERSION}, "
                "architectures ${PIPESCHED_RUNTIME_CUDA_ARCHITECTURES}, ${NCCL_LIBRARY})")
 
+# (Its CUDA-free parts are in PipeschedRuntimeCore, unit-tested everywhere.)
 add_library(PipeschedRuntimeCuda STATIC
   src/cuda/cuda_backend.cpp
   src/cuda/cuda_device.cpp
@@ -51,7 +52,11 @@ add_library(PipeschedRuntimeCuda STATIC
   src/cuda/cuda_memory.cpp
   src/cuda/cuda_mlp.cpp
   src/cuda/cuda_tracker.cpp
+  src/cuda/cuda_warmup.cpp
+  src/cuda/mpi_device_comm.cpp
   src/cuda/nccl_comms.cpp
+  src/cuda/nccl_device_comm.cpp
+  src/cuda/pinned_pool.cpp
 )
 target_include_directories(PipeschedRuntimeCuda PRIVATE ${NCCL_INCLUDE_DIR})
 target_link_libraries(PipeschedRuntimeCuda PUBLIC PipeschedRuntimeCore MPI::MPI_C

@@ -95,9 +95,10 @@ std::unique_ptr<Backend> makeBackend(const Options &o, const Program &program,
   const DataSpec data = dataSpec(o, program.microbatches);
 #if PIPESCHED_RUNTIME_HAVE_CUDA
   if (o.backend == "cuda")
-    return makeCudaBackend(MPI_COMM_WORLD, CudaBackendConfig{&program, rank, device, data,
-                                                             optimizerConfig(o),
-                                                             model.shape(), o.timeout});
+    return makeCudaBackend(MPI_COMM_WORLD,
+                           CudaBackendConfig{&program, rank, device, data,
+                                             optimizerConfig(o), model.shape(), o.timeout,
+                                             o.setupDeadline(), o.gpuComm, &transport});
 #else
   (void)rank;
   (void)device;
@@ -254,12 +255,12 @@ int run(int argc, char **argv, int rank, int size) {
 
   program.keepOpsOf(rank);
 
-  // A GPU per rank, chosen before anything touches CUDA; without one every
-  // rank says so and all exit.
+  // A GPU per rank (or shared, --gpu-comm mpi), chosen before anything
+  // touches CUDA; without one every rank says so and all exit.
   int device = -1;
   if (o.backend == "cuda") {
 #if PIPESCHED_RUNTIME_HAVE_CUDA
-    error = selectCudaDevice(MPI_COMM_WORLD, device);
+    error = selectCudaDevice(MPI_COMM_WORLD, o.gpuComm == GpuComm::Mpi, o.timeout, device);
 #else
     error = "pipeline-run: --backend cuda: this pipeline-run was built without the "
             "CUDA backend (PIPESCHED_RUNTIME_CUDA=OFF, or CUDA, cuBLAS or NCCL not found)";

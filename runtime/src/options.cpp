@@ -27,8 +27,15 @@ training:
   --lr X                 learning rate (default 0.05 for sgd, 0.01 for adam)
 running:
   --backend cpu|cuda     compute and transport backend (default cpu); cuda:
-                         cuBLAS and NCCL, one GPU per rank, built-in MLP only
+                         cuBLAS on the GPU, built-in MLP only
+  --gpu-comm nccl|mpi    cuda: transfers and collectives on NCCL (default; a
+                         GPU per rank), or over MPI through pinned host memory
+                         (ranks may share a GPU)
   --timeout SECONDS      deadline of every wait (default 60; inf: none)
+  --setup-timeout SECONDS
+                         cuda: deadline of the set-up (NCCL's communicators,
+                         the GPU warm-up) and of NCCL's tear-down (default
+                         the larger of 120 and --timeout)
   --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
   --fail-rank R --fail-at-op N
                          rank R exits with status 3 before its op N (first step)
@@ -105,6 +112,7 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       {"--microbatches", integer(1, kBig, [&](int64_t x) { o.microbatches = int(x); })},
       {"--lr", number(0, [&](double x) { o.lr = x; })},
       {"--timeout", number(1e-3, [&](double x) { o.timeout = x; })},
+      {"--setup-timeout", number(1e-3, [&](double x) { o.setupTimeout = x; })},
       {"--tolerance", number(0, [&](double x) { o.tolerance = x; })},
       {"--timeline", [&](const std::string &v) { o.timeline = v; return std::optional<std::string>(); }},
       {"--model-lib", [&](const std::string &v) { o.modelLib = v; return std::optional<std::string>(); }},
@@ -127,6 +135,13 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
          if (v != "cpu" && v != "cuda")
            return "expects cpu or cuda, got '" + v + "'";
          o.backend = v;
+         return std::nullopt;
+       }},
+      {"--gpu-comm",
+       [&](const std::string &v) -> std::optional<std::string> {
+         if (v == "nccl") o.gpuComm = GpuComm::Nccl;
+         else if (v == "mpi") o.gpuComm = GpuComm::Mpi;
+         else return "expects nccl or mpi, got '" + v + "'";
          return std::nullopt;
        }},
   };
@@ -180,6 +195,8 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
     return "--fail-rank and --fail-at-op go together";
   if (o.backend == "cuda" && !o.modelLib.empty())
     return "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)";
+  if (o.backend != "cuda" && o.gpuComm != GpuComm::Nccl)
+    return "--gpu-comm is an option of --backend cuda";
   if (o.hidden * o.hidden * o.layers > int64_t(1) << 30)
     return "--hidden and --layers-per-stage make a stage of more than 2^30 parameters";
   if (o.batch * o.hidden > int64_t(1) << 30)

@@ -4,11 +4,16 @@
 #include "data.h"
 #include "optimizer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace pipesched::runtime {
+
+// How --backend cuda moves tensors between ranks: NCCL (a GPU per rank), or
+// MPI through pinned host memory (ranks may share a GPU).
+enum class GpuComm { Nccl, Mpi };
 
 struct Options {
   std::string program; // positional
@@ -19,6 +24,7 @@ struct Options {
   double lr = -1; // < 0: 0.05 for SGD, 0.01 for Adam
   LossKind loss = LossKind::Mse;
   double timeout = 60;
+  double setupTimeout = -1; // < 0: max(120, timeout)
   int failRank = -1;
   int64_t failAtOp = -1;
   std::string timeline;
@@ -29,10 +35,18 @@ struct Options {
   int stages = 0, microbatches = 0; // --reference-only without a program
   std::string modelLib;
   std::string backend = "cpu"; // or "cuda"
+  GpuComm gpuComm = GpuComm::Nccl;
   bool help = false;
 
   float learningRate() const {
     return float(lr >= 0 ? lr : optimizer == OptimizerKind::Adam ? 0.01 : 0.05);
+  }
+  // The deadline of the CUDA backend's set-up (NCCL's communicators, the GPU
+  // warm-up) and of NCCL's tear-down: bootstrapping over the network takes
+  // seconds at scale, so a short --timeout (meant for the steps) does not
+  // apply.
+  double setupDeadline() const {
+    return setupTimeout >= 0 ? setupTimeout : std::max(120.0, timeout);
   }
 };
 

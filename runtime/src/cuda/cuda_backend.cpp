@@ -1,17 +1,22 @@
 // The CUDA backend (cuda_backend.h). Two streams per rank: compute (cuBLAS
-// and kernels) and communication (NCCL, higher priority). The host queues
-// each op on its stream and moves on; the buffers' events (cuda_memory.h)
-// order the streams: a compute op waits for the receives it reads, a send
-// for the compute that produced its tensor. Waits and timeouts: the
-// OpTracker (cuda_tracker.h).
+// and kernels) and communication (device_comm.h: NCCL, or MPI through pinned
+// host memory), the latter at the higher priority. The host queues each op
+// on its stream and moves on; the buffers' events (cuda_memory.h) order the
+// streams: a compute op waits for the receives it reads, a send for the
+// compute that produced its tensor. Waits, timeouts and the bound on queued
+// commands: the OpTracker (cuda_tracker.h). Every call reserves room for the
+// commands it queues before it queues them.
 #include "cuda_backend.h"
 
 #include "cuda_check.h"
+#include "cuda_device.h"
 #include "cuda_kernels.h"
 #include "cuda_memory.h"
 #include "cuda_mlp.h"
 #include "cuda_tracker.h"
-#include "nccl_comms.h"
+#include "cuda_warmup.h"
+#include "device_comm.h"
+#include "pinned_pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,16 +29,21 @@ namespace pipesched::runtime {
 namespace cuda {
 namespace {
 
-// Host staging buffers for inputs and targets (pinned, so the copies are
-// asynchronous); a slot is reused once its copy has finished.
-constexpr size_t kStagingSlots = 4;
+// Commands of the stream ordering around a call: at most one event wait per
+// buffer it touches, and one event record after its work.
+constexpr size_t kRecordCommands = 1;
+size_t ordered(size_t buffers, size_t work) { return buffers + work + kRecordCommands; }
+// New device memory: cudaMallocAsync and the event that orders it.
+constexpr size_t kAllocateCommands = 2;
+// A host to device staging copy and its event.
+constexpr size_t kStageCommands = 2;
 
 class CudaBackend final : public Backend {
 public:
   CudaBackend(MPI_Comm world, const CudaBackendConfig &config);
   ~CudaBackend() override;
 
-  BufferPtr allocate(size_t n) override { return pool_->get(n); }
+  BufferPtr allocate(size_t n) override;
   void zero(Buffer &b) override;
   void upload(Buffer &dst, const float *host) override;
   void download(const Buffer &src, float *host) override;
@@ -62,25 +72,29 @@ public:
   }
   double timeout() const override { return config_.timeout; }
   void abort() override {
-    if (nccl_)
-      nccl_->abort();
+    if (comms_)
+      comms_->abort();
   }
 
 private:
   using Buffers = std::initializer_list<const Buffer *>; // nulls are skipped
+  // Room for `commands` more in CUDA's queue; false (failed_ set) when the
+  // wait for it gave up. After a false, a call queues nothing more.
+  bool reserve(size_t commands);
   // Stream ordering: wait for the other stream's last use of each buffer,
   // then (after the work) record this stream's.
   void waitFor(cudaStream_t stream, const Buffer &b);
   void computeBegin(Buffers buffers);
   void computeEnd(Buffers buffers);
   void commEnd(const Transfer *transfers, size_t count, Buffer *single);
-  void stage(DeviceBuffer &dst, size_t count, const std::function<void(float *)> &fill);
+  bool collective(Buffer &grad, int group,
+                  const std::function<bool(DeviceComm &, Stall &)> &run);
+  // dst[0 .. count) = fill's values, through a pinned staging block.
+  bool stage(DeviceBuffer &dst, size_t count, const std::function<void(float *)> &fill);
   bool fail() {
     failed_ = true;
     return false;
   }
-  // Waits until NCCL has enqueued the op on `comm`; false on error/timeout.
-  bool enqueued(ncclComm_t comm, ncclResult_t issued);
 
   CudaBackendConfig config_;
   const Program &program_;
@@ -88,16 +102,11 @@ private:
   cudaStream_t compute_ = nullptr, comm_ = nullptr;
   EventPool syncEvents_{false}, timingEvents_{true};
   std::unique_ptr<BufferPool> pool_;
-  std::unique_ptr<NcclComms> nccl_;
+  std::unique_ptr<PinnedPool> pinned_;
   std::unique_ptr<CudaMlp> mlp_;
   std::unique_ptr<OpTracker> tracker_;
+  std::unique_ptr<DeviceComm> comms_;
   std::unique_ptr<DeviceBuffer> input_, targets_;
-  struct Slot {
-    float *host = nullptr;
-    EventRef copied;
-  };
-  std::vector<Slot> slots_;
-  size_t nextSlot_ = 0;
   double *rowLoss_ = nullptr, *lossSlots_ = nullptr;
   int losses_ = 0, lossCapacity_;
   std::vector<BufferPtr> moments_; // Adam: m of stage s at 2s, v at 2s + 1
@@ -118,16 +127,28 @@ CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
   check(cudaStreamCreateWithPriority(&comm_, cudaStreamNonBlocking, greatest),
         "cudaStreamCreate");
   pool_ = std::make_unique<BufferPool>(compute_, syncEvents_);
-  nccl_ = std::make_unique<NcclComms>(world, program_, c.rank, c.timeout);
+  pinned_ = std::make_unique<PinnedPool>();
   mlp_ = std::make_unique<CudaMlp>(c.shape.hidden, c.shape.layers, c.data.rows, compute_);
-  tracker_ = std::make_unique<OpTracker>(compute_, comm_, timingEvents_, c.timeout,
-                                         [this] { return nccl_->asyncError(); });
+  tracker_ = std::make_unique<OpTracker>(compute_, comm_, timingEvents_, c.timeout, [this] {
+    return comms_ ? comms_->asyncError() : std::string();
+  });
+
+  // Before any transfer can occupy the GPU: load every kernel and GEMM shape.
+  const size_t stageParams =
+      size_t(c.shape.layers) * size_t(c.shape.hidden * c.shape.hidden + c.shape.hidden);
+  warmUp(*mlp_, c.data.rows, c.data.hidden, stageParams, compute_, c.setupTimeout);
+
+  const DeviceCommContext context{program_, c.rank, comm_, syncEvents_, *tracker_};
+  if (c.comm == GpuComm::Nccl) {
+    comms_ = makeNcclComm(world, context, c.setupTimeout);
+  } else {
+    if (!c.transport)
+      throw std::logic_error("--gpu-comm mpi without an MPI transport");
+    comms_ = makeMpiComm(*c.transport, *pinned_, context);
+  }
+
   input_ = pool_->get(block_);
   targets_ = pool_->get(block_);
-  slots_.resize(kStagingSlots);
-  for (Slot &s : slots_)
-    check(cudaMallocHost(reinterpret_cast<void **>(&s.host), block_ * sizeof(float)),
-          "cudaMallocHost");
   check(cudaMalloc(reinterpret_cast<void **>(&rowLoss_),
                    size_t(c.data.rows) * sizeof(double)),
         "cudaMalloc");
@@ -137,36 +158,35 @@ CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
   moments_.resize(2 * size_t(program_.stages));
   applied_.assign(size_t(program_.stages), 0);
   check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
-  if (c.rank == 0) { // which GPU and NCCL ran, for the logs of GPU checks
-    cudaDeviceProp prop{};
-    int v = 0;
-    cudaGetDeviceProperties(&prop, c.device);
-    ncclGetVersion(&v);
-    std::printf("backend cuda: rank 0 on device %d (%s), NCCL %d.%d.%d\n", c.device,
-                prop.name, v / 10000, v / 100 % 100, v % 100);
+  if (c.rank == 0) { // what ran, for the logs of GPU checks
+    std::printf("backend cuda: rank 0 on %s; transfers: %s\n",
+                describeDevice(c.device).c_str(), comms_->describe().c_str());
     std::fflush(stdout);
   }
 }
 
-// Buffers go back to the pool before it frees the memory, events to their
-// pools before those go; communicators are finalized with the device idle.
+// Buffers go back to their pools before those free the memory, events to
+// their pools before those go; communicators are finalized with the device
+// idle.
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(comm_);
   cudaStreamSynchronize(compute_);
   moments_.clear();
   input_.reset();
   targets_.reset();
+  comms_.reset();
   tracker_.reset();
   mlp_.reset();
-  nccl_.reset();
   pool_.reset();
-  for (Slot &s : slots_)
-    cudaFreeHost(s.host);
-  slots_.clear();
+  pinned_.reset();
   cudaFree(rowLoss_);
   cudaFree(lossSlots_);
   cudaStreamDestroy(comm_);
   cudaStreamDestroy(compute_);
+}
+
+bool CudaBackend::reserve(size_t commands) {
+  return !failed_ && (tracker_->reserve(commands, stall_) || fail());
 }
 
 void CudaBackend::waitFor(cudaStream_t stream, const Buffer &b) {
@@ -200,7 +220,17 @@ void CudaBackend::commEnd(const Transfer *transfers, size_t count, Buffer *singl
     dev(*single).commUse = done;
 }
 
+// The pool queues commands only for new memory; counted always. After a
+// failed reservation the memory still comes (the executor needs a buffer
+// and ends the job at once): a bounded excess over the queue's bound.
+BufferPtr CudaBackend::allocate(size_t n) {
+  reserve(kAllocateCommands);
+  return pool_->get(n);
+}
+
 void CudaBackend::zero(Buffer &b) {
+  if (!reserve(ordered(1, 1)))
+    return;
   waitFor(compute_, b);
   check(cudaMemsetAsync(dev(b).ptr, 0, b.bytes(), compute_), "cudaMemsetAsync");
   computeEnd({&b});
@@ -226,6 +256,8 @@ void CudaBackend::download(const Buffer &src, float *host) {
 }
 
 void CudaBackend::copy(Buffer &dst, const Buffer &src) {
+  if (!reserve(ordered(2, 1)))
+    return;
   computeBegin({&dst, &src});
   check(cudaMemcpyAsync(dev(dst).ptr, dev(src).ptr, dst.bytes(), cudaMemcpyDeviceToDevice,
                         compute_),
@@ -234,6 +266,8 @@ void CudaBackend::copy(Buffer &dst, const Buffer &src) {
 }
 
 void CudaBackend::add(Buffer &acc, const Buffer &x) {
+  if (!reserve(ordered(2, 1)))
+    return;
   computeBegin({&acc, &x});
   check(cuda::add(dev(acc).ptr, dev(x).ptr, int64_t(acc.size()), compute_), "add kernel");
   computeEnd({&acc, &x});
@@ -245,25 +279,25 @@ void CudaBackend::beginStep(int) {
 }
 
 void CudaBackend::beginOp(size_t index, bool communication) {
-  if (!tracker_->throttle(stall_))
+  if (!tracker_->beginOp(index, communication, stall_))
     failed_ = true;
-  tracker_->beginOp(index, communication);
 }
 
 // Data come from the host's counter-based RNG (data.h), as on the CPU;
 // only the compute stream reads input_ and targets_, so its order suffices.
-void CudaBackend::stage(DeviceBuffer &dst, size_t count,
+bool CudaBackend::stage(DeviceBuffer &dst, size_t count,
                         const std::function<void(float *)> &fill) {
-  Slot &s = slots_[nextSlot_++ % slots_.size()];
-  if (s.copied && !tracker_->wait(s.copied.get(), stall_)) {
-    failed_ = true;
-    return;
-  }
-  fill(s.host);
-  check(cudaMemcpyAsync(dst.ptr, s.host, count * sizeof(float), cudaMemcpyHostToDevice,
+  PinnedLease host = pinned_->get(count);
+  if (host.lastUse && !tracker_->wait(host.lastUse.get(), stall_))
+    return fail();
+  if (!reserve(kStageCommands))
+    return false;
+  fill(host.host);
+  check(cudaMemcpyAsync(dst.ptr, host.host, count * sizeof(float), cudaMemcpyHostToDevice,
                         compute_),
         "cudaMemcpyAsync");
-  s.copied = syncEvents_.record(compute_);
+  host.lastUse = syncEvents_.record(compute_);
+  return true;
 }
 
 const Buffer &CudaBackend::input(int step, int microbatch) {
@@ -272,6 +306,8 @@ const Buffer &CudaBackend::input(int step, int microbatch) {
 }
 
 void CudaBackend::forward(int, const Buffer &params, const Buffer &in, Buffer &out) {
+  if (!reserve(ordered(3, mlp_->forwardCommands())))
+    return;
   computeBegin({&params, &in, &out});
   mlp_->forward(dev(params).ptr, dev(in).ptr, dev(out).ptr);
   computeEnd({&params, &in, &out});
@@ -279,6 +315,8 @@ void CudaBackend::forward(int, const Buffer &params, const Buffer &in, Buffer &o
 
 void CudaBackend::backward(int, const Buffer &params, const Buffer &in,
                            const Buffer &gradOut, Buffer *gradIn, Buffer *gradParams) {
+  if (!reserve(ordered(5, mlp_->backwardCommands(gradIn, gradParams))))
+    return;
   computeBegin({&params, &in, &gradOut, gradIn, gradParams});
   mlp_->backward(dev(params).ptr, dev(in).ptr, dev(gradOut).ptr,
                  gradIn ? dev(*gradIn).ptr : nullptr,
@@ -289,8 +327,10 @@ void CudaBackend::backward(int, const Buffer &params, const Buffer &in,
 void CudaBackend::addLoss(int step, int microbatch, const Buffer &y) {
   const DataSpec &d = config_.data;
   const bool ce = d.loss == LossKind::CrossEntropy;
-  stage(*targets_, ce ? size_t(d.rows) : block_,
-        [&](float *t) { makeTargets(d, step, microbatch, t); });
+  if (!stage(*targets_, ce ? size_t(d.rows) : block_,
+             [&](float *t) { makeTargets(d, step, microbatch, t); }) ||
+      !reserve(ordered(1, 2))) // the rows' losses, then their sum
+    return;
   if (losses_ >= lossCapacity_)
     throw std::runtime_error("more sink-stage forwards in a step than sinks x microbatches");
   computeBegin({&y});
@@ -303,8 +343,10 @@ void CudaBackend::addLoss(int step, int microbatch, const Buffer &y) {
 void CudaBackend::lossGrad(int step, int microbatch, const Buffer &y, Buffer &grad) {
   const DataSpec &d = config_.data;
   const bool ce = d.loss == LossKind::CrossEntropy;
-  stage(*targets_, ce ? size_t(d.rows) : block_,
-        [&](float *t) { makeTargets(d, step, microbatch, t); });
+  if (!stage(*targets_, ce ? size_t(d.rows) : block_,
+             [&](float *t) { makeTargets(d, step, microbatch, t); }) ||
+      !reserve(ordered(2, 1)))
+    return;
   // As data.cpp: dloss_b/dy / B.
   const float scale = ce ? 1.0f / (float(d.rows) * float(d.microbatches))
                          : 1.0f / (float(d.rows * d.hidden) * float(d.microbatches));
@@ -318,18 +360,22 @@ void CudaBackend::lossGrad(int step, int microbatch, const Buffer &y, Buffer &gr
 void CudaBackend::optimizerStep(int stage, Buffer &params, Buffer &grad) {
   const OptimizerConfig &o = config_.optimizer;
   const int64_t n = int64_t(params.size());
-  computeBegin({&params, &grad});
+  BufferPtr &m = moments_[2 * size_t(stage)], &v = moments_[2 * size_t(stage) + 1];
+  if (o.kind == OptimizerKind::Adam && !m) {
+    m = allocate(params.size());
+    v = allocate(params.size());
+    zero(*m);
+    zero(*v);
+  }
+  // The update, then the gradient's memset.
+  if (!reserve(ordered(o.kind == OptimizerKind::Adam ? 4 : 2, 2)))
+    return;
+  const Buffer *moment1 = m.get(), *moment2 = v.get();
+  computeBegin({&params, &grad, moment1, moment2});
   const int64_t t = ++applied_[stage];
   if (o.kind == OptimizerKind::Sgd) {
     check(sgd(dev(params).ptr, dev(grad).ptr, o.lr, n, compute_), "sgd kernel");
   } else {
-    BufferPtr &m = moments_[2 * size_t(stage)], &v = moments_[2 * size_t(stage) + 1];
-    if (!m) {
-      m = pool_->get(params.size());
-      v = pool_->get(params.size());
-      zero(*m);
-      zero(*v);
-    }
     // Bias corrections as optimizer.cpp: in double, rounded to float.
     const float correct1 = float(1.0 - std::pow(double(o.beta1), double(t)));
     const float correct2 = float(1.0 - std::pow(double(o.beta2), double(t)));
@@ -338,75 +384,46 @@ void CudaBackend::optimizerStep(int stage, Buffer &params, Buffer &grad) {
           "adam kernel");
   }
   check(cudaMemsetAsync(dev(grad).ptr, 0, grad.bytes(), compute_), "cudaMemsetAsync");
-  computeEnd({&params, &grad});
+  computeEnd({&params, &grad, moment1, moment2});
 }
 
-bool CudaBackend::enqueued(ncclComm_t comm, ncclResult_t issued) {
-  ncclResult_t r = issued;
-  if (r == ncclInProgress) {
-    if (!tracker_->wait([comm] { return NcclComms::state(comm) != ncclInProgress; },
-                        stall_))
-      return fail();
-    r = NcclComms::state(comm);
-  }
-  if (r == ncclSuccess)
-    return true;
-  stall_ = Stall{tracker_->currentOp(), {}, NcclComms::message(r, comm)};
-  return fail();
-}
-
-// A group: ncclGroupStart, the sends and receives in program order (NCCL
-// matches them per pair of ranks in that order), ncclGroupEnd.
 bool CudaBackend::transfer(const Transfer *transfers, size_t count) {
+  if (!reserve(count + comms_->transferCommands(count) + kRecordCommands))
+    return false;
   for (size_t i = 0; i < count; ++i)
     waitFor(comm_, *transfers[i].buffer);
   tracker_->started();
-  const ncclComm_t world = nccl_->world();
-  ncclResult_t first = ncclGroupStart();
-  for (size_t i = 0; i < count; ++i) {
-    const Transfer &t = transfers[i];
-    float *p = dev(*t.buffer).ptr;
-    ncclResult_t r = t.outgoing
-                         ? ncclSend(p, t.buffer->size(), ncclFloat, t.peer, world, comm_)
-                         : ncclRecv(p, t.buffer->size(), ncclFloat, t.peer, world, comm_);
-    if (first == ncclSuccess)
-      first = r;
-  }
-  ncclResult_t end = ncclGroupEnd(); // always closes the group
-  if (!enqueued(world, first != ncclSuccess ? first : end))
-    return false;
+  if (!comms_->transfer(transfers, count, stall_))
+    return fail();
   commEnd(transfers, count, nullptr);
   return true;
 }
 
-bool CudaBackend::allreduce(Buffer &grad, int group) {
-  ncclComm_t comm = nccl_->group(group);
-  if (!comm) // a group of one: the sum is the buffer itself
+// A group of one has nothing to sum.
+bool CudaBackend::collective(Buffer &grad, int group,
+                             const std::function<bool(DeviceComm &, Stall &)> &run) {
+  if (program_.groups[size_t(group)].size() < 2)
     return true;
+  if (!reserve(1 + comms_->collectiveCommands() + kRecordCommands))
+    return false;
   waitFor(comm_, grad);
   tracker_->started();
-  float *p = dev(grad).ptr;
-  if (!enqueued(comm, ncclAllReduce(p, p, grad.size(), ncclFloat, ncclSum, comm, comm_)))
-    return false;
+  if (!run(*comms_, stall_))
+    return fail();
   commEnd(nullptr, 0, &grad);
   return true;
 }
 
+bool CudaBackend::allreduce(Buffer &grad, int group) {
+  return collective(grad, group, [&](DeviceComm &c, Stall &s) {
+    return c.allreduce(grad, group, s);
+  });
+}
+
 bool CudaBackend::reduce(Buffer &grad, int root, int group) {
-  ncclComm_t comm = nccl_->group(group);
-  if (!comm)
-    return true;
-  const std::vector<int> &members = program_.groups[group];
-  const int groupRoot =
-      int(std::lower_bound(members.begin(), members.end(), root) - members.begin());
-  waitFor(comm_, grad);
-  tracker_->started();
-  float *p = dev(grad).ptr;
-  if (!enqueued(comm, ncclReduce(p, p, grad.size(), ncclFloat, ncclSum, groupRoot, comm,
-                                 comm_)))
-    return false;
-  commEnd(nullptr, 0, &grad);
-  return true;
+  return collective(grad, group, [&](DeviceComm &c, Stall &s) {
+    return c.reduce(grad, root, group, s);
+  });
 }
 
 // The losses were written in call order; summed in that order, as the CPU

@@ -1,5 +1,7 @@
-// The CUDA backend (--backend cuda): one GPU per rank, the built-in MLP on
-// cuBLAS and small kernels, transfers and gradient collectives on NCCL.
+// The CUDA backend (--backend cuda): the built-in MLP on cuBLAS and small
+// kernels, transfers and gradient collectives on NCCL (a GPU per rank) or,
+// with --gpu-comm mpi, over MPI through pinned host memory (ranks may share
+// a GPU).
 // This header needs no CUDA headers: the driver includes it when the
 // backend is built (PIPESCHED_RUNTIME_HAVE_CUDA). docs/runtime.md, Backends.
 #pragma once
@@ -8,7 +10,9 @@
 #include "data.h"
 #include "model.h"
 #include "optimizer.h"
+#include "options.h"
 #include "program.h"
+#include "transport.h"
 
 #include <mpi.h>
 
@@ -24,13 +28,20 @@ struct CudaBackendConfig {
   DataSpec data;
   OptimizerConfig optimizer;
   ModelShape shape;
-  double timeout; // seconds, every wait
+  double timeout;      // seconds, every wait of the steps
+  double setupTimeout; // seconds, NCCL's set-up and tear-down, the warm-up
+  GpuComm comm;
+  Transport *transport; // MPI: --gpu-comm mpi's transfers and collectives
 };
 
-// Collective over `world`: picks this rank's GPU (the node-local rank
-// modulo the device count) and makes it current. Returns "" or the message
-// to print (no usable device, more ranks on the node than devices).
-std::string selectCudaDevice(MPI_Comm world, int &device);
+// Collective over `world`: asks for eager module loading (unless the user
+// chose a mode), picks this rank's GPU among those it sees (the node-local
+// rank modulo their number) and makes it current. The ranks of a node
+// compare their devices' UUIDs: two on one GPU are refused unless
+// `shareDevices` (--gpu-comm mpi). `timeout` bounds that exchange. Returns
+// "" or the message to print (no usable device, a device shared).
+std::string selectCudaDevice(MPI_Comm world, bool shareDevices, double timeout,
+                             int &device);
 
 // Collective over `world` (NCCL bootstrap). Throws std::runtime_error.
 std::unique_ptr<Backend> makeCudaBackend(MPI_Comm world, const CudaBackendConfig &config);

@@ -45,62 +45,119 @@ __global__ void geluBackwardKernel(const float *z, const float *da, float *dz,
   GRID_STRIDE(k, n) { dz[k] = geluGrad(z[k], da[k]); }
 }
 
-__global__ void biasGradKernel(const float *dy, float *db, int64_t rows, int64_t out) {
-  GRID_STRIDE(o, out) {
-    float sum = 0.0f;
-    for (int64_t r = 0; r < rows; ++r)
-      sum += dy[r * out + o];
-    db[o] += sum;
+// Reductions run a block per row (or per 32 columns), in a fixed order:
+// each thread sums a fixed strided share, then a fixed tree combines the
+// shares, so every run of a kernel gives the same bits.
+constexpr int kWarp = 32;
+constexpr int kWarps = kThreads / kWarp;
+constexpr unsigned kAllLanes = 0xffffffffu;
+// Thread rows of a bias-gradient block (kWarp columns x kBiasRows).
+constexpr int kBiasRows = 16;
+
+template <typename T> struct Sum {
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return a > b ? a : b; }
+};
+
+// Over the kThreads threads of a block: each warp by a shuffle tree, then
+// warp 0 the warps' results the same way (identity where there is none).
+// Every thread gets the result; `shared` (kWarps values) is free again on
+// return.
+template <typename T, typename Op>
+__device__ T blockReduce(T v, T identity, Op op, T *shared) {
+  const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    v = op(v, __shfl_down_sync(kAllLanes, v, offset));
+  if (lane == 0)
+    shared[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kWarps ? shared[lane] : identity;
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      v = op(v, __shfl_down_sync(kAllLanes, v, offset));
+    if (lane == 0)
+      shared[0] = v;
   }
+  __syncthreads();
+  const T result = shared[0];
+  __syncthreads();
+  return result;
 }
 
-// Softmax statistics of a row as in data.cpp: the maximum, and the sum of
-// exp(row - max) in double.
-__device__ void rowSoftmax(const float *row, int64_t H, float &top, double &sum) {
-  top = row[0];
-  for (int64_t k = 1; k < H; ++k)
-    top = row[k] > top ? row[k] : top;
-  sum = 0.0;
-  for (int64_t k = 0; k < H; ++k)
-    sum += exp(double(row[k] - top));
+// Blocks of row kernels: one per row, up to a grid-stride bound.
+unsigned rowBlocks(int64_t rows) { return unsigned(rows < 1 ? 1 : rows > 4096 ? 4096 : rows); }
+
+#define ROW_STRIDE(r, rows) for (int64_t r = blockIdx.x; r < (rows); r += gridDim.x)
+#define IN_ROW(k, n) for (int64_t k = threadIdx.x; k < (n); k += kThreads)
+
+// A block of kWarp columns x kBiasRows thread rows: a warp reads kWarp
+// adjacent columns of a row (coalesced); each thread sums every kBiasRows-th
+// row of its column, then a fixed tree adds the thread rows.
+__global__ void biasGradKernel(const float *dy, float *db, int64_t rows, int64_t out) {
+  __shared__ float partial[kBiasRows][kWarp + 1];
+  const int64_t o = int64_t(blockIdx.x) * kWarp + threadIdx.x;
+  float sum = 0.0f;
+  if (o < out)
+    for (int64_t r = threadIdx.y; r < rows; r += kBiasRows)
+      sum += dy[r * out + o];
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kBiasRows / 2; half > 0; half /= 2) {
+    if (int(threadIdx.y) < half)
+      partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + half][threadIdx.x];
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && o < out)
+    db[o] += partial[0][threadIdx.x];
+}
+
+// Softmax statistics of a row as in data.cpp, over the block: the maximum,
+// and the sum of exp(row - max) in double.
+__device__ void rowSoftmax(const float *row, int64_t H, float &top, double &sum,
+                           float *sharedF, double *sharedD) {
+  float t = -INFINITY;
+  IN_ROW(k, H) { t = row[k] > t ? row[k] : t; }
+  top = blockReduce(t, -INFINITY, Max(), sharedF);
+  double s = 0.0;
+  IN_ROW(k, H) { s += exp(double(row[k] - top)); }
+  sum = blockReduce(s, 0.0, Sum<double>(), sharedD);
 }
 
 __global__ void rowLossKernel(bool ce, const float *y, const float *t, int64_t rows,
                               int64_t H, double *rowLoss) {
-  GRID_STRIDE(r, rows) {
+  __shared__ float sharedF[kWarps];
+  __shared__ double sharedD[kWarps];
+  ROW_STRIDE(r, rows) {
     const float *row = y + r * H;
-    double l = 0.0;
+    double l;
     if (!ce) {
-      for (int64_t k = 0; k < H; ++k) {
+      double s = 0.0;
+      IN_ROW(k, H) {
         const float diff = row[k] - t[r * H + k];
-        l += 0.5 * double(diff) * double(diff);
+        s += 0.5 * double(diff) * double(diff);
       }
+      l = blockReduce(s, 0.0, Sum<double>(), sharedD);
     } else {
       float top;
       double sum;
-      rowSoftmax(row, H, top, sum);
+      rowSoftmax(row, H, top, sum, sharedF, sharedD);
       l = log(sum) - double(row[int64_t(t[r])] - top);
     }
-    rowLoss[r] = l;
+    if (threadIdx.x == 0)
+      rowLoss[r] = l;
   }
 }
 
-// One block: a fixed split over threads, then a fixed tree, so the sum is
-// the same on every run.
+// One block sums the rows' losses.
 __global__ void sumKernel(const double *x, int64_t n, double divisor, double *out) {
-  __shared__ double partial[kThreads];
+  __shared__ double shared[kWarps];
   double s = 0.0;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads)
-    s += x[i];
-  partial[threadIdx.x] = s;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (int(threadIdx.x) < half)
-      partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
+  IN_ROW(i, n) { s += x[i]; }
+  s = blockReduce(s, 0.0, Sum<double>(), shared);
   if (threadIdx.x == 0)
-    *out = partial[0] / divisor;
+    *out = s / divisor;
 }
 
 __global__ void mseGradKernel(const float *y, const float *t, int64_t n, float scale,
@@ -110,13 +167,15 @@ __global__ void mseGradKernel(const float *y, const float *t, int64_t n, float s
 
 __global__ void ceGradKernel(const float *y, const float *t, int64_t rows, int64_t H,
                              float scale, float *grad) {
-  GRID_STRIDE(r, rows) {
+  __shared__ float sharedF[kWarps];
+  __shared__ double sharedD[kWarps];
+  ROW_STRIDE(r, rows) {
     const float *row = y + r * H;
     const int64_t target = int64_t(t[r]);
     float top;
     double sum;
-    rowSoftmax(row, H, top, sum);
-    for (int64_t k = 0; k < H; ++k) {
+    rowSoftmax(row, H, top, sum, sharedF, sharedD);
+    IN_ROW(k, H) {
       const float p = float(exp(double(row[k] - top)) / sum);
       grad[r * H + k] = (p - (k == target ? 1.0f : 0.0f)) * scale;
     }
@@ -145,6 +204,8 @@ __global__ void adamKernel(float *p, const float *g, float *m, float *v, float l
 }
 
 #undef GRID_STRIDE
+#undef ROW_STRIDE
+#undef IN_ROW
 
 } // namespace
 
@@ -162,13 +223,14 @@ cudaError_t geluBackward(const float *z, const float *da, float *dz, int64_t n,
 
 cudaError_t biasGrad(const float *dy, float *db, int64_t rows, int64_t out,
                      cudaStream_t stream) {
-  biasGradKernel<<<blocksFor(out), kThreads, 0, stream>>>(dy, db, rows, out);
+  const unsigned columnBlocks = unsigned((out + kWarp - 1) / kWarp);
+  biasGradKernel<<<columnBlocks, dim3(kWarp, kBiasRows), 0, stream>>>(dy, db, rows, out);
   return cudaGetLastError();
 }
 
 cudaError_t loss(bool crossEntropy, const float *y, const float *t, int64_t rows,
                  int64_t hidden, double *rowLoss, double *slot, cudaStream_t stream) {
-  rowLossKernel<<<blocksFor(rows), kThreads, 0, stream>>>(crossEntropy, y, t, rows,
+  rowLossKernel<<<rowBlocks(rows), kThreads, 0, stream>>>(crossEntropy, y, t, rows,
                                                           hidden, rowLoss);
   const double divisor = crossEntropy ? double(rows) : double(rows * hidden);
   sumKernel<<<1, kThreads, 0, stream>>>(rowLoss, rows, divisor, slot);
@@ -178,7 +240,7 @@ cudaError_t loss(bool crossEntropy, const float *y, const float *t, int64_t rows
 cudaError_t lossGrad(bool crossEntropy, const float *y, const float *t, int64_t rows,
                      int64_t hidden, float scale, float *grad, cudaStream_t stream) {
   if (crossEntropy)
-    ceGradKernel<<<blocksFor(rows), kThreads, 0, stream>>>(y, t, rows, hidden, scale,
+    ceGradKernel<<<rowBlocks(rows), kThreads, 0, stream>>>(y, t, rows, hidden, scale,
                                                            grad);
   else
     mseGradKernel<<<blocksFor(rows * hidden), kThreads, 0, stream>>>(y, t, rows * hidden,

@@ -3,7 +3,9 @@
 // those, cuda_mlp.h). Each launcher queues one or two kernels on `stream`
 // and returns cudaGetLastError(). Formulas and float rounding follow
 // kernels.cpp, data.cpp and optimizer.cpp (built with --fmad=false, like
-// -ffp-contract=off on the host).
+// -ffp-contract=off on the host); sums run as parallel reductions in a
+// fixed order (a block per row, or per 32 columns), so every run gives the
+// same bits, though not the host's sequential ones.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,7 +20,7 @@ cudaError_t biasGelu(float *z, const float *b, float *a, int64_t rows, int64_t o
 // dz = da * GELU'(z).
 cudaError_t geluBackward(const float *z, const float *da, float *dz, int64_t n,
                          cudaStream_t stream);
-// db[o] += (sum over r ascending of dy[r][o]).
+// db[o] += (sum over r of dy[r][o]), in a fixed order.
 cudaError_t biasGrad(const float *dy, float *db, int64_t rows, int64_t out,
                      cudaStream_t stream);
 

@@ -15,7 +15,13 @@ void checkBlas(cublasStatus_t s, const char *what) {
     throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
 }
 
-constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20;
+// NVIDIA's recommendation on Hopper: 32 MiB (cuBLAS's default is 4 MiB),
+// room for the split-K and stream-K kernels that large shapes pick.
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
+// A GEMM may run as a kernel plus a split-K reduction, after a memset of
+// its partial sums.
+constexpr size_t kCommandsPerGemm = 3;
 
 } // namespace
 
@@ -71,6 +77,18 @@ void CudaMlp::run(const float *params, const float *in, float *out) {
 
 void CudaMlp::forward(const float *params, const float *in, float *out) {
   run(params, in, out);
+}
+
+// Per layer: a GEMM and biasGelu.
+size_t CudaMlp::forwardCommands() const { return size_t(L_) * (kCommandsPerGemm + 1); }
+
+// The forward again, then per layer geluBackward, the weight gradient (a
+// GEMM and biasGrad) and the input gradient (a GEMM).
+size_t CudaMlp::backwardCommands(bool gradIn, bool gradParams) const {
+  if (!gradIn && !gradParams)
+    return 0;
+  const size_t weights = gradParams ? kCommandsPerGemm + 1 : 0;
+  return forwardCommands() + size_t(L_) * (1 + weights + kCommandsPerGemm);
 }
 
 void CudaMlp::backward(const float *params, const float *in, const float *gradOut,

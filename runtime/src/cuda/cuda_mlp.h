@@ -8,6 +8,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace pipesched::runtime::cuda {
@@ -25,6 +26,10 @@ public:
   // Recomputes the internals from `in`, as the CPU model does.
   void backward(const float *params, const float *in, const float *gradOut, float *gradIn,
                 float *gradParams);
+
+  // Upper bounds of the GPU commands each call queues (command_ledger.h).
+  size_t forwardCommands() const;
+  size_t backwardCommands(bool gradIn, bool gradParams) const;
 
 private:
   void run(const float *params, const float *in, float *out);

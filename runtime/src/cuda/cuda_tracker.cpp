@@ -1,19 +1,13 @@
 #include "cuda_tracker.h"
 
 #include "../poll_backoff.h"
-
-#include <algorithm>
-#include <chrono>
-#include <sched.h>
-#include <thread>
+#include "cuda_check.h"
 
 namespace pipesched::runtime::cuda {
 namespace {
 
-// Enough queued work to overlap transfers with compute, few enough GPU
-// commands that a launch never blocks the host (so every wait stays a poll
-// with a deadline).
-constexpr size_t kMaxInFlight = 32;
+// An op's own events: the start and the end of its work on its stream.
+constexpr size_t kTimingCommands = 2;
 
 } // namespace
 
@@ -22,17 +16,17 @@ OpTracker::OpTracker(cudaStream_t compute, cudaStream_t comm, EventPool &timing,
     : compute_(compute), comm_(comm), timing_(timing), timeout_(timeoutSeconds),
       asyncError_(std::move(asyncError)) {}
 
+// The previous step was drained: nothing is queued.
 void OpTracker::beginStep() {
   records_.clear();
-  byStream_[0].clear();
-  byStream_[1].clear();
-  cursor_[0] = cursor_[1] = 0;
+  ledger_.clear();
   stepStart_ = timing_.record(compute_);
 }
 
-void OpTracker::beginOp(size_t index, bool communication) {
-  byStream_[communication].push_back(records_.size());
+bool OpTracker::beginOp(size_t index, bool communication, Stall &stall) {
+  ledger_.open(communication);
   records_.push_back(Record{index, communication, nullptr, nullptr});
+  return reserve(kTimingCommands, stall);
 }
 
 void OpTracker::started() {
@@ -45,43 +39,50 @@ void OpTracker::endOp() {
   started();
   Record &r = records_.back();
   r.end = timing_.record(stream(r.comm));
+  ledger_.close();
+}
+
+bool OpTracker::reserve(size_t commands, Stall &stall) {
+  if (!ledger_.isOpen())
+    return true;
+  if (!ledger_.mayIssue(commands) &&
+      !wait([&] { return ledger_.mayIssue(commands); }, stall))
+    return false;
+  ledger_.issue(commands);
+  return true;
 }
 
 bool OpTracker::advance(std::string &error) {
-  for (int s = 0; s < 2; ++s) {
-    while (cursor_[s] < byStream_[s].size()) {
-      const Record &r = records_[byStream_[s][cursor_[s]]];
-      if (!r.end)
-        break; // the op being issued
-      cudaError_t e = cudaEventQuery(r.end.get());
+  for (bool comm : {false, true}) {
+    while (std::optional<size_t> i = ledger_.nextToFinish(comm)) {
+      cudaError_t e = cudaEventQuery(records_[*i].end.get());
       if (e == cudaErrorNotReady)
         break;
       if (e != cudaSuccess) {
         error = std::string("CUDA error: ") + cudaGetErrorString(e);
         return false;
       }
-      ++cursor_[s];
+      ledger_.finish(comm);
     }
   }
   return true;
 }
 
-// Records are in program order, so each stream's cursor is its earliest
-// unfinished op.
+// Ops are in program order, so each stream's oldest unfinished op is what
+// it waits for; a transfer or collective first, since the peers wait too.
 size_t OpTracker::stalledOp() const {
-  for (int s : {1, 0})
-    if (cursor_[s] < byStream_[s].size())
-      return records_[byStream_[s][cursor_[s]]].op;
+  for (bool comm : {true, false})
+    if (std::optional<size_t> i = ledger_.oldestUnfinished(comm))
+      return records_[*i].op;
   return currentOp();
 }
 
 // Polls like the CPU transport (PollBackoff); the deadline restarts whenever
-// an op finishes.
+// an op finishes, and counts only the time this rank ran (Deadline).
 bool OpTracker::wait(const std::function<bool()> &done, Stall &stall) {
-  using Clock = std::chrono::steady_clock;
-  auto deadline = deadlineAfter(Clock::now(), timeout_);
+  Deadline deadline(timeout_);
   PollBackoff backoff;
-  size_t progress = finished();
+  size_t progress = ledger_.finished();
   for (;;) {
     std::string error;
     if (advance(error) && (error = asyncError_()).empty() && done())
@@ -90,12 +91,10 @@ bool OpTracker::wait(const std::function<bool()> &done, Stall &stall) {
       stall = Stall{stalledOp(), {}, error};
       return false;
     }
-    const auto now = Clock::now();
-    if (finished() != progress) {
-      progress = finished();
-      deadline = deadlineAfter(now, timeout_);
-    }
-    if (now > deadline) {
+    if (ledger_.finished() != progress) {
+      progress = ledger_.finished();
+      deadline = Deadline(timeout_);
+    } else if (deadline.expired()) {
       stall = Stall{stalledOp(), {}, ""};
       return false;
     }
@@ -107,18 +106,14 @@ bool OpTracker::wait(cudaEvent_t event, Stall &stall) {
   return wait([event] { return cudaEventQuery(event) != cudaErrorNotReady; }, stall);
 }
 
-bool OpTracker::throttle(Stall &stall) {
-  return wait([this] { return records_.size() - finished() < kMaxInFlight; }, stall);
-}
-
 bool OpTracker::drain(Stall &stall) {
-  return wait([this] { return finished() == records_.size(); }, stall);
+  return wait([this] { return ledger_.finished() == ledger_.ops(); }, stall);
 }
 
 void OpTracker::deviceTimes(OpTiming *ops, size_t count) const {
   auto ns = [this](const EventRef &e) {
     float ms = 0;
-    cudaEventElapsedTime(&ms, stepStart_.get(), e.get());
+    check(cudaEventElapsedTime(&ms, stepStart_.get(), e.get()), "cudaEventElapsedTime");
     return int64_t(double(ms) * 1e6);
   };
   for (size_t i = 0; i < count && i < records_.size(); ++i)

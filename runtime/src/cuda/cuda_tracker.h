@@ -1,14 +1,18 @@
 // The device work of one step, op by op, for the CUDA backend: timing events
-// around each op's work on its stream (compute or communication), and the
-// host waits. The host runs ahead of the GPU; it waits only (a) to keep at
-// most kMaxInFlight ops queued, (b) for a staging buffer to be free again,
-// (c) for NCCL to enqueue an op, and (d) at the end of the step. A wait
-// gives up when nothing completed for --timeout seconds or NCCL reports an
-// error, and names the op: the earliest unfinished transfer or collective
-// (what the others wait for), else the earliest unfinished op.
+// around each op's work on its stream (compute or communication), the count
+// of queued GPU commands (command_ledger.h), and the host waits. The host
+// runs ahead of the GPU; it waits only (a) before queuing commands that
+// would overfill CUDA's queue, (b) for a staging buffer to be free again,
+// (c) for NCCL to enqueue an op (or, with --gpu-comm mpi, for a transfer's
+// data), and (d) at the end of the step. Every wait is for work earlier in
+// program order. A wait gives up when nothing completed for --timeout
+// seconds or NCCL reports an error, and names the op: the earliest
+// unfinished transfer or collective (what the others wait for), else the
+// earliest unfinished op.
 #pragma once
 
 #include "backend.h"
+#include "command_ledger.h"
 #include "cuda_memory.h"
 
 #include <cuda_runtime_api.h>
@@ -26,14 +30,19 @@ public:
             double timeoutSeconds, std::function<std::string()> asyncError);
 
   void beginStep();
-  void beginOp(size_t index, bool communication);
+  // False (and `stall` set) when the op's timing events found no room.
+  bool beginOp(size_t index, bool communication, Stall &stall);
   // The current op's work starts now on its stream (after its waits).
   void started();
   void endOp();
   size_t currentOp() const { return records_.empty() ? 0 : records_.back().op; }
 
+  // Room for `commands` more GPU commands of the current op: waits for
+  // earlier ops to finish if they would exceed the bound. Outside an op
+  // (set-up, --verify) nothing is counted. False: `stall` says where.
+  bool reserve(size_t commands, Stall &stall);
+
   // Host waits; false: `stall` says where it gave up.
-  bool throttle(Stall &stall);
   bool wait(cudaEvent_t event, Stall &stall);
   bool wait(const std::function<bool()> &done, Stall &stall);
   bool drain(Stall &stall);
@@ -48,20 +57,18 @@ private:
     EventRef start, end;
   };
   cudaStream_t stream(bool comm) const { return comm ? comm_ : compute_; }
-  // Moves each stream's cursor past its finished ops (a stream finishes in
-  // order); false on a CUDA error (in `error`).
+  // Marks each stream's finished ops (a stream finishes in order); false on
+  // a CUDA error (in `error`).
   bool advance(std::string &error);
   size_t stalledOp() const;
-  size_t finished() const { return cursor_[0] + cursor_[1]; }
 
   cudaStream_t compute_, comm_;
   EventPool &timing_;
   double timeout_;
   std::function<std::string()> asyncError_;
   EventRef stepStart_;
-  std::vector<Record> records_;
-  std::vector<size_t> byStream_[2]; // record indices; [1]: communication
-  size_t cursor_[2] = {0, 0};
+  std::vector<Record> records_; // in the ledger's op order
+  CommandLedger ledger_;
 };
 
 } // namespace pipesched::runtime::cuda

@@ -1,11 +1,10 @@
 #include "nccl_comms.h"
 
 #include "../poll_backoff.h"
+#include "cuda_check.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
-#include <thread>
 
 namespace pipesched::runtime::cuda {
 namespace {
@@ -32,35 +31,33 @@ ncclResult_t NcclComms::state(ncclComm_t comm) {
   return q != ncclSuccess ? q : r;
 }
 
-// Set-up polls with the deadline itself: no op runs yet to report.
-void NcclComms::wait(ncclComm_t comm, ncclResult_t issued, const char *what) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = deadlineAfter(Clock::now(), timeout_);
+// Set-up polls with its own deadline: no op runs yet to report.
+void NcclComms::wait(ncclComm_t comm, ncclResult_t issued, const char *what) const {
+  Deadline deadline(setupSeconds_);
+  PollBackoff backoff;
   ncclResult_t r = issued;
   while (r == ncclInProgress) {
-    if (Clock::now() > deadline)
-      throw std::runtime_error(std::string(what) + " timed out after " +
-                               std::to_string(timeout_) + " s");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (deadline.expired())
+      setupTimedOut(what, setupSeconds_);
+    backoff.pause();
     r = state(comm);
   }
   if (r != ncclSuccess)
     throw std::runtime_error(std::string(what) + ": " + message(r, comm));
 }
 
-NcclComms::NcclComms(MPI_Comm world, const Program &program, int rank,
-                     double timeoutSeconds)
-    : timeout_(timeoutSeconds) {
-  int size = 0;
+NcclComms::NcclComms(MPI_Comm world, const Program &program, int rank, double setupSeconds)
+    : setupSeconds_(setupSeconds) {
+  int size = 1;
   MPI_Comm_size(world, &size);
-  std::vector<int> everyone(size_t(size), 0);
-  for (int r = 0; r < size; ++r)
-    everyone[size_t(r)] = r;
-  world_ = init(world, everyone, rank);
+  if (size == 1)
+    return; // no peers: every transfer and collective is local or absent
+  world_ = initWorld(world, size, rank);
 
   // One communicator per distinct group of two or more members (the world
-  // itself when a group is everyone); every rank walks the groups in the
-  // same order, so no initialization waits on a later one.
+  // itself when a group is everyone). A split is collective over the world:
+  // every rank walks the groups in the same order, non-members without a
+  // color.
   groups_.assign(program.groups.size(), nullptr);
   for (size_t g = 0; g < program.groups.size(); ++g) {
     const std::vector<int> &members = program.groups[g];
@@ -70,36 +67,45 @@ NcclComms::NcclComms(MPI_Comm world, const Program &program, int rank,
       groups_[g] = world_;
       continue;
     }
-    groups_[g] = init(world, members, rank);
+    const bool member = std::binary_search(members.begin(), members.end(), rank);
+    groups_[g] = split(member ? int(g) : NCCL_SPLIT_NOCOLOR, rank);
     if (groups_[g])
       own_.push_back(groups_[g]);
   }
 }
 
-// The lowest member makes the id, every rank of `world` takes part in its
-// broadcast, the members join with their index in the sorted group (which
-// reduce_grad's root relies on). Null where `rank` is no member.
-ncclComm_t NcclComms::init(MPI_Comm world, const std::vector<int> &members, int rank) {
+// Rank 0 makes the id; every rank learns whether it exists before anyone
+// waits on it.
+ncclComm_t NcclComms::initWorld(MPI_Comm world, int size, int rank) {
   ncclUniqueId id{};
   int ok = 1;
-  if (rank == members.front())
+  if (rank == 0)
     ok = ncclGetUniqueId(&id) == ncclSuccess;
-  // Everyone learns whether the id exists before anyone waits on it.
-  MPI_Bcast(&ok, 1, MPI_INT, members.front(), world);
+  MPI_Bcast(&ok, 1, MPI_INT, 0, world);
   if (!ok)
-    throw std::runtime_error("ncclGetUniqueId failed on rank " +
-                             std::to_string(members.front()));
-  MPI_Bcast(&id, int(sizeof id), MPI_BYTE, members.front(), world);
-  auto me = std::lower_bound(members.begin(), members.end(), rank);
-  if (me == members.end() || *me != rank)
-    return nullptr;
+    throw std::runtime_error("ncclGetUniqueId failed on rank 0");
+  MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, world);
   ncclComm_t comm = nullptr;
   ncclConfig_t config = nonBlocking();
-  ncclResult_t r = ncclCommInitRankConfig(&comm, int(members.size()), id,
-                                          int(me - members.begin()), &config);
+  ncclResult_t r = ncclCommInitRankConfig(&comm, size, id, rank, &config);
   if (r != ncclSuccess && r != ncclInProgress)
     throw std::runtime_error("ncclCommInitRankConfig: " + message(r, comm));
   wait(comm, r, "ncclCommInitRankConfig");
+  return comm;
+}
+
+// Key = world rank: members keep the world's order. In non-blocking mode the
+// split completes (and fills the new communicator) when the parent leaves
+// ncclInProgress; then the child finishes its own initialization.
+ncclComm_t NcclComms::split(int color, int rank) {
+  ncclComm_t comm = nullptr;
+  ncclConfig_t config = nonBlocking();
+  ncclResult_t r = ncclCommSplit(world_, color, rank, &comm, &config);
+  if (r != ncclSuccess && r != ncclInProgress)
+    throw std::runtime_error("ncclCommSplit: " + message(r, world_));
+  wait(world_, r, "ncclCommSplit");
+  if (comm)
+    wait(comm, state(comm), "ncclCommSplit (the group's communicator)");
   return comm;
 }
 

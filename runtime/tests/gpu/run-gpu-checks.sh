@@ -3,11 +3,13 @@
 # (docs/runtime.md, Backends): every run trains on the GPU(s) and --verify
 # compares weights and losses with the CPU reference. One GPU: the 1-rank
 # programs (DDP W = 1, GPipe S = 2 on W = 1) under several model and
-# optimizer settings, and a DAG (a skip connection) on one GPU. With more
-# GPUs, the multi-rank test programs that fit (one GPU per rank: NCCL puts
-# no two ranks of a communicator on one device), the DAG programs, a
-# deadlock refused on load, a dead peer that must end in a timeout, and an
-# injected failure.
+# optimizer settings, and a DAG (a skip connection). The multi-rank test
+# programs, the DAG programs, a deadlock refused on load, a dead peer that
+# must end in a timeout and an injected failure run with NCCL when there is
+# a GPU per rank, else with --gpu-comm mpi (several ranks per GPU; NCCL
+# refuses two ranks of a communicator on one device). Also: two ranks on one
+# GPU refused under NCCL by name, one visible GPU per rank
+# (CUDA_VISIBLE_DEVICES per rank) accepted, eager module loading in effect.
 #
 # Tolerances (relative error |gpu - ref| / (|ref| + 1e-6) per parameter):
 # 1e-5 for MSE + SGD; cuBLAS sums in another order (and with FMA) than the
@@ -23,7 +25,8 @@
 # PIPELINE_COMPILE (default: <build-dir>/bin/pipeline-compile; when it
 # exists, the compiler's programs for examples/ run too: their LPP and
 # FSLPP reduce over groups smaller than the world).
-# Prints one line per check and a summary; exits 1 if any check failed.
+# Prints what it runs on, one line per check and a summary; exits 1 if any
+# check failed, 2 if it cannot run (no pipeline-run, a driver too old).
 set -u
 build=${1:?usage: run-gpu-checks.sh <build-dir>}
 run="$build/bin/pipeline-run"
@@ -34,9 +37,37 @@ mpirun=${MPIRUN:-mpirun --allow-run-as-root --oversubscribe}
 gpus=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/gpu-checks.XXXXXX")
 
+# What the checks run on, for the log: the GPUs, the driver, the CUDA that
+# pipeline-run was built with, and where its libraries and MPI come from.
+echo "== nvidia-smi"
+nvidia-smi 2>&1 || echo "(nvidia-smi failed)"
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+cuda=$(ldd "$run" | sed -n 's/.*libcudart\.so\.\([0-9][0-9]*\).*/\1/p' | head -n 1)
+toolkit=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")$/\1/p' "$build"/CMakeFiles/*/CMakeCUDACompiler.cmake 2>/dev/null | head -n 1)
+echo "== versions"
+echo "driver: ${driver:-unknown}; CUDA runtime of pipeline-run: ${cuda:-none} (toolkit ${toolkit:-unknown})"
+echo "== libraries of pipeline-run"
+ldd "$run" | grep -E 'lib(nccl|cublas|cublasLt|cudart|mpi)\.so' | sed 's/ (0x[0-9a-f]*)$//; s/^[[:space:]]*/  /'
+echo "== MPI"
+echo "  $(command -v ${mpirun%% *}): $(${mpirun%% *} --version 2>&1 | head -n 1)"
 echo "pipeline-run: $run"
 echo "GPUs: $gpus $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')"
+
+# The oldest driver each CUDA major version runs on (NVIDIA's release notes,
+# minor version compatibility): refuse early rather than fail every check.
+case $cuda in 13) need=580 ;; 12) need=525 ;; 11) need=450 ;; *) need= ;; esac
+if [ -n "$need" ] && [ -n "$driver" ] && [ "${driver%%.*}" -lt "$need" ]; then
+  echo "the NVIDIA driver $driver is older than CUDA $cuda needs (>= $need): update the driver," \
+    "or build pipeline-run with a CUDA toolkit this driver supports"
+  exit 2
+fi
 passed=0 failed=0 skipped=0
+
+# NCCL with a GPU per rank; else MPI through pinned host memory, since NCCL
+# refuses two ranks of a communicator on one GPU (docs/runtime.md).
+gpu_comm() { if [ "$1" -le "$gpus" ]; then echo nccl; else echo mpi; fi; }
+# Set by a check to run each rank through a wrapper (e.g. its own GPU).
+wrap=
 
 result() { # name status detail
   printf '%-4s %-44s %s\n' "$2" "$1" "$3"
@@ -49,13 +80,11 @@ result() { # name status detail
 check() {
   local name=$1 ranks=$2 program=$3 tolerance=$4
   shift 4
-  if [ "$ranks" -gt "$gpus" ]; then
-    result "$name" SKIP "(needs $ranks GPUs)"
-    return
-  fi
-  local log="$logs/$name.log" rc=0
+  local log="$logs/$name.log" rc=0 comm
+  comm=$(gpu_comm "$ranks")
   case $program in /*) ;; *) program="$programs/$program.json" ;; esac
-  timeout 600 $mpirun -np "$ranks" "$run" "$program" --backend cuda \
+  # A later --gpu-comm among the check's options overrides this one.
+  timeout 600 $mpirun -np "$ranks" $wrap "$run" "$program" --backend cuda --gpu-comm "$comm" \
     --verify --tolerance "$tolerance" --timeout 60 "$@" >"$log" 2>&1 || rc=$?
   local weights losses
   weights=$(grep -o 'verify: max relative error [^ ]* over [0-9]* parameters' "$log" | awk '{print $5}')
@@ -63,7 +92,7 @@ check() {
   if [ "$rc" -eq 0 ] && grep -q '^verify: losses .*: OK$' "$log" &&
     grep -q '^verify: max relative error .*: OK$' "$log" &&
     awk -v e="$losses" 'BEGIN { exit !(e + 0 <= 1e-6) }'; then
-    result "$name" PASS "weights max rel. error $weights (tolerance $tolerance), losses $losses"
+    result "$name" PASS "$comm; weights max rel. error $weights (tolerance $tolerance), losses $losses"
   else
     result "$name" FAIL "(status $rc; $log)"
     tail -n 15 "$log" | sed 's/^/     | /'
@@ -75,14 +104,11 @@ check() {
 expect_failure() {
   local name=$1 ranks=$2 pattern=$3
   shift 3
-  if [ "$ranks" -gt "$gpus" ]; then
-    result "$name" SKIP "(needs $ranks GPUs)"
-    return
-  fi
-  local log="$logs/$name.log" rc=0 start=$SECONDS
-  timeout 120 $mpirun -np "$ranks" "$run" "$@" --backend cuda >"$log" 2>&1 || rc=$?
+  local log="$logs/$name.log" rc=0 start=$SECONDS comm
+  comm=$(gpu_comm "$ranks")
+  timeout 120 $mpirun -np "$ranks" "$run" --backend cuda --gpu-comm "$comm" "$@" >"$log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qE "$pattern" "$log"; then
-    result "$name" PASS "(status $rc after $((SECONDS - start)) s)"
+    result "$name" PASS "$comm (status $rc after $((SECONDS - start)) s)"
   else
     result "$name" FAIL "(status $rc; $log)"
     tail -n 15 "$log" | sed 's/^/     | /'
@@ -94,6 +120,14 @@ if [ "$gpus" -lt 1 ]; then
   $mpirun -np 1 "$run" "$programs/ddp-1.json" --backend cuda 2>&1 | grep pipeline-run
   exit 1
 fi
+
+# Each rank sees only its own GPU (CUDA_VISIBLE_DEVICES per rank, as Slurm's
+# --gpus-per-task=1 launches).
+own_gpu="$logs/own-gpu.sh"
+printf '%s\n' '#!/bin/sh' \
+  'export CUDA_VISIBLE_DEVICES=${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}' \
+  'exec "$@"' >"$own_gpu"
+chmod +x "$own_gpu"
 
 # One GPU: W = 1 programs (dag-skip-1: fan-in and fan-out sums on the GPU).
 check ddp-1 1 ddp-1 1e-5
@@ -110,8 +144,31 @@ check gpipe-1-timeline 1 gpipe-1 1e-5 --timeline "$logs/timeline.csv"
 if [ -f "$logs/timeline.csv" ] && [ "$(wc -l <"$logs/timeline.csv")" -ne $((1 + 18 * 3)) ]; then
   result gpipe-1-timeline-rows FAIL "($(wc -l <"$logs/timeline.csv") lines in $logs/timeline.csv)"
 fi
+# 64 layers per stage: ops queue more GPU commands than the backend's bound
+# (command_ledger.h), so each waits for the queue to drain and runs alone.
+check gpipe-1-64-layers 1 gpipe-1 1e-3 --layers-per-stage 64 --steps 2
+# The backend asks for eager module loading before CUDA starts.
+if grep -q 'module loading eager' "$logs/ddp-1.log" 2>/dev/null; then
+  result eager-module-loading PASS "($(grep -o 'backend cuda: .*' "$logs/ddp-1.log"))"
+else
+  result eager-module-loading FAIL "($(grep -o 'backend cuda: .*' "$logs/ddp-1.log" 2>/dev/null || echo "no start-up line in $logs/ddp-1.log"))"
+fi
 
-# Several GPUs: the multi-rank programs, one GPU per rank.
+# Device selection: two ranks on one GPU are refused under NCCL, naming
+# both; with one GPU visible per rank, each takes its own.
+CUDA_VISIBLE_DEVICES=0 expect_failure nccl-shared-gpu-refused 2 \
+  '^pipeline-run: --backend cuda: ranks 0 and 1 would share CUDA device GPU-' \
+  "$programs/gpipe-2.json" --gpu-comm nccl
+if [ "$gpus" -ge 2 ]; then
+  wrap=$own_gpu
+  check gpipe-2-own-gpu 2 gpipe-2 1e-5
+  wrap=
+else
+  result gpipe-2-own-gpu SKIP "(needs 2 GPUs)"
+fi
+
+# The multi-rank programs: NCCL with a GPU per rank, else --gpu-comm mpi.
+check gpipe-2-mpi 2 gpipe-2 1e-5 --gpu-comm mpi
 check gpipe-2 2 gpipe-2 1e-5
 check gpipe-2-adam-ce 2 gpipe-2 1e-2 --optimizer adam --loss ce
 check ddp-2 2 ddp-2 1e-5

@@ -1,0 +1,19 @@
+// Environment defaults the CUDA backend sets for the libraries it loads,
+// never overriding what the user chose. CUDA-free: unit-tested on the CPU.
+#pragma once
+
+namespace pipesched::runtime::cuda {
+
+// Sets `name` to `value` unless the environment already gives it a
+// non-empty value. True when it set it.
+bool setEnvDefault(const char *name, const char *value);
+
+// CUDA_MODULE_LOADING=EAGER unless the user chose a mode; call before the
+// first CUDA call of the process (the driver reads it when it initializes).
+// CUDA 13 loads modules lazily by default, at a kernel's (or a GEMM
+// shape's) first launch, and that load can wait behind an NCCL kernel
+// spinning on the other stream for a peer: a dead peer would turn into a
+// hang that no deadline sees. True when it set it.
+bool requestEagerModuleLoading();
+
+} // namespace pipesched::runtime::cuda
