@@ -1,11 +1,11 @@
 #include "agreement.h"
 
+#include "abort_job.h"
 #include "poll_backoff.h"
 
 #include <mpi.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 namespace pipesched::runtime {
 namespace {
@@ -30,13 +30,10 @@ int reduce(int mine, MPI_Op op, int rank, double timeout, const char *stage,
   }
   if (!error.empty())
     std::fprintf(stderr, "%s\n", error.c_str());
-  std::fprintf(stderr,
-               "pipeline-run: rank %d timed out after %.1f s waiting for the other "
-               "ranks to %s\n",
-               rank, timeout, stage);
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::abort(); // MPI_Abort does not return
+  abortJob(2,
+           "pipeline-run: rank %d timed out after %.1f s waiting for the other "
+           "ranks to %s",
+           rank, timeout, stage);
 }
 
 } // namespace
@@ -54,11 +51,8 @@ void waitOrAbort(MPI_Request *requests, int count, int rank, double timeout,
       break;
     backoff.pause();
   }
-  std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in %s\n", rank,
-               timeout, what.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::abort(); // MPI_Abort does not return
+  abortJob(2, "pipeline-run: rank %d timed out after %.1f s in %s", rank, timeout,
+           what.c_str());
 }
 
 bool anyRankFailed(const std::string &error, int rank, int size, double timeout,

@@ -1,8 +1,7 @@
 #include "executor.h"
 
+#include "abort_job.h"
 #include "roles.h"
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -60,23 +59,32 @@ double Executor::runStep(int step, Clock::time_point stepStart,
       std::_Exit(3);
     }
     Clock::time_point start = Clock::now();
-    backend_.beginOp(i, isPointToPoint(op.kind) || op.kind == OpKind::Group ||
-                            isCollective(op.kind));
-    if (backend_.failed())
-      stalled();
-    execute(op);
-    if (backend_.failed())
-      stalled();
-    for (uint32_t k = frees_.offsets[i]; k < frees_.offsets[i + 1]; ++k)
-      store_.erase(frees_.ids[k]);
-    backend_.endOp();
+    try {
+      backend_.beginOp(i, isPointToPoint(op.kind) || op.kind == OpKind::Group ||
+                              isCollective(op.kind));
+      if (backend_.failed())
+        stalled();
+      execute(op);
+      if (backend_.failed())
+        stalled();
+      for (uint32_t k = frees_.offsets[i]; k < frees_.offsets[i + 1]; ++k)
+        store_.erase(frees_.ids[k]);
+      backend_.endOp();
+    } catch (const std::exception &e) {
+      abortOnError(e, "in op " + std::to_string(i) + " (" +
+                          describe(program_, mine_, op) + ")");
+    }
     timeline.push_back(OpTiming{int32_t(step), int32_t(i), ns(start), ns(Clock::now())});
   }
-  endStep();
   double lossSum = 0;
-  if (!backend_.finishStep(lossSum))
-    stalled();
-  backend_.deviceTimes(timeline.data() + first, timeline.size() - first);
+  try {
+    endStep();
+    if (!backend_.finishStep(lossSum))
+      stalled();
+    backend_.deviceTimes(timeline.data() + first, timeline.size() - first);
+  } catch (const std::exception &e) {
+    abortOnError(e, "at the end of step " + std::to_string(step + 1));
+  }
   return lossSum;
 }
 
@@ -271,7 +279,8 @@ void Executor::endStep() {
 
 // The backend names the op a wait gave up in (with an asynchronous backend,
 // possibly an earlier one than the current) and, for a group, the transfers
-// still pending: printed, then the job ends.
+// still pending: printed, then the job ends (abortJob aborts the backend
+// first, bounded: train() registers it).
 void Executor::stalled() const {
   const Stall &st = backend_.stall();
   const Op &op = mine_.ops.at(st.op);
@@ -282,15 +291,18 @@ void Executor::stalled() const {
   if (what.empty())
     what = describe(program_, mine_, op);
   if (st.error.empty())
-    std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in op %zu (%s)\n",
-                 rank_, backend_.timeout(), st.op, what.c_str());
-  else
-    std::fprintf(stderr, "pipeline-run: rank %d: %s in op %zu (%s)\n", rank_,
-                 st.error.c_str(), st.op, what.c_str());
-  std::fflush(stderr);
-  backend_.abort();
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::abort(); // MPI_Abort does not return
+    abortJob(2, "pipeline-run: rank %d timed out after %.1f s in op %zu (%s)", rank_,
+             backend_.timeout(), st.op, what.c_str());
+  abortJob(2, "pipeline-run: rank %d: %s in op %zu (%s)", rank_, st.error.c_str(), st.op,
+           what.c_str());
+}
+
+// An error inside a step (a CUDA or cuBLAS error, a model library's) ends
+// the job here, where the op is known. Unwinding to main() would first run
+// the backend's destructor, which under cuda waits for the streams and for
+// NCCL's peers: the job would end in a peer's timeout, this error unseen.
+void Executor::abortOnError(const std::exception &e, const std::string &where) const {
+  abortJob(1, "pipeline-run: rank %d: %s %s", rank_, errorText(e).c_str(), where.c_str());
 }
 
 } // namespace pipesched::runtime

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ private:
   void collective(const Op &op);
   void endStep();
   [[noreturn]] void stalled() const;
+  // Prints "pipeline-run: rank R: <error> <where>" and ends the job.
+  [[noreturn]] void abortOnError(const std::exception &e, const std::string &where) const;
 
   // The sum of `ids` in order into `scratch` (a single id: that tensor).
   const Buffer &sum(const int64_t *ids, uint32_t count, Buffer &scratch);

@@ -1,5 +1,6 @@
 // pipeline-run: executes the per-rank programs of pipeline-translate, one MPI
 // process per rank: mpirun -np W pipeline-run program.json [options].
+#include "abort_job.h"
 #include "agreement.h"
 #include "cpu_backend.h"
 #include "executor.h"
@@ -18,7 +19,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <new>
@@ -30,11 +30,14 @@ using namespace pipesched::runtime;
 namespace {
 
 [[noreturn]] void controlTimeout(int rank, double timeout, const std::string &where) {
-  std::fprintf(stderr, "pipeline-run: rank %d timed out after %.1f s in %s\n", rank,
-               timeout, where.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::abort();
+  abortJob(2, "pipeline-run: rank %d timed out after %.1f s in %s", rank, timeout,
+           where.c_str());
+}
+
+// A failure on one rank (a model library's error, say) cannot be agreed on
+// without hanging the others: it ends the whole job.
+[[noreturn]] void abortOnError(int rank, const std::exception &e) {
+  abortJob(1, "pipeline-run: rank %d: %s", rank, errorText(e).c_str());
 }
 
 DataSpec dataSpec(const Options &o, int microbatches) {
@@ -106,17 +109,14 @@ std::unique_ptr<Backend> makeBackend(const Options &o, const Program &program,
   return std::make_unique<CpuBackend>(model, transport, data, optimizerConfig(o));
 }
 
-// The distributed run, once the program is valid everywhere. The MPI
-// transport also carries the control plane (barriers, losses) under cuda.
-int train(const Options &o, const Program &program, Model &model, int rank, int device) {
-  Transport transport(MPI_COMM_WORLD, program, rank, o.timeout);
-  std::unique_ptr<Backend> backend =
-      makeBackend(o, program, model, transport, rank, device);
+// The steps, the summaries, the timeline and --verify, on a backend.
+int trainOn(const Options &o, const Program &program, Model &model, int rank,
+            Transport &transport, Backend &backend) {
   ExecutorConfig config;
   config.data = dataSpec(o, program.microbatches);
   config.failRank = o.failRank;
   config.failAtOp = o.failAtOp;
-  Executor executor(program, rank, model, *backend, config);
+  Executor executor(program, rank, model, backend, config);
 
   std::vector<OpTiming> timeline;
   std::vector<double> losses, stepMs;
@@ -192,6 +192,24 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
                    "the agreement at the end of the run (" + who + ")");
   }
   return rc;
+}
+
+// The distributed run, once the program is valid everywhere. The MPI
+// transport also carries the control plane (barriers, losses) under cuda.
+int train(const Options &o, const Program &program, Model &model, int rank, int device) {
+  Transport transport(MPI_COMM_WORLD, program, rank, o.timeout);
+  std::unique_ptr<Backend> backend =
+      makeBackend(o, program, model, transport, rank, device);
+  // While the backend exists, every end of the job aborts it first, and an
+  // error ends the job here: unwinding would run the backend's destructor,
+  // which under cuda waits for the streams and NCCL's peers (the executor
+  // does the same for errors inside a step, naming the op).
+  BackendAbortScope abortBackend([&backend] { backend->abort(); });
+  try {
+    return trainOn(o, program, model, rank, transport, *backend);
+  } catch (const std::exception &e) {
+    abortOnError(rank, e);
+  }
 }
 
 int run(int argc, char **argv, int rank, int size) {
@@ -281,15 +299,8 @@ int run(int argc, char **argv, int rank, int size) {
   try {
     return train(o, program, *model, rank, device);
   } catch (const std::exception &e) {
-    // A failure on one rank (a model library's error, say) cannot be agreed
-    // on without hanging the others: end the whole job.
-    const bool memory = dynamic_cast<const std::bad_alloc *>(&e) != nullptr;
-    std::fprintf(stderr, "pipeline-run: rank %d: %s\n", rank,
-                 memory ? "out of memory while training" : e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abortOnError(rank, e); // before a backend exists (train() catches after)
   }
-  return 1;
 }
 
 } // namespace

@@ -101,4 +101,15 @@ const pipesched_stage_api kApi = {
 
 const pipesched_stage_api *builtinMlpApi() { return &kApi; }
 
+std::vector<ParamTensor> mlpParamLayout(const pipesched_stage_config &c) {
+  const int64_t H = c.hidden;
+  std::vector<ParamTensor> layout;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const int64_t w = l * layerParams(&c);
+    layout.push_back({w, H * H, l, ParamTensor::Kind::Weight});
+    layout.push_back({w + H * H, H, l, ParamTensor::Kind::Bias});
+  }
+  return layout;
+}
+
 } // namespace pipesched::runtime

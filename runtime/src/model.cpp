@@ -68,6 +68,12 @@ int64_t Model::numParams(int stage) const {
   return n;
 }
 
+std::vector<ParamTensor> Model::paramLayout(int stage) const {
+  if (api_ == builtinMlpApi())
+    return mlpParamLayout(config(stage));
+  return {ParamTensor{0, numParams(stage), -1, ParamTensor::Kind::Whole}};
+}
+
 void Model::init(int stage, float *params) const {
   pipesched_stage_config c = config(stage);
   check(api_->init(&c, params), "init", stage);

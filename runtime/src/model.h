@@ -3,6 +3,7 @@
 // connect (the stage graph) is the program's business, not the model's.
 #pragma once
 
+#include "param_layout.h"
 #include "pipesched/runtime/stage_abi.h"
 
 #include <cstdint>
@@ -32,6 +33,9 @@ public:
   const std::string &name() const { return name_; }
 
   int64_t numParams(int stage) const;
+  // The tensors of a stage's parameters: the built-in MLP's layers; a
+  // library's parameters as one tensor (the ABI does not describe them).
+  std::vector<ParamTensor> paramLayout(int stage) const;
   void init(int stage, float *params) const;
   // Boundary tensors are rows x hidden. backward adds this microbatch's
   // weight gradient to gradParams (when not null). Throws std::runtime_error

@@ -42,7 +42,8 @@ running:
 checking:
   --verify               compare the final weights and losses with a sequential
                          reference, and replicas with each other
-  --tolerance X          relative tolerance of --verify (default 1e-5)
+  --tolerance X          --verify's bound on the normwise relative error per
+                         parameter tensor (default 1e-5)
   --reference-only       only run the sequential reference and print its losses;
                          without a program, give --stages S --microbatches B
   --check                validate the program for its own worker count and exit

@@ -1,8 +1,10 @@
 #include "verify.h"
 
+#include "abort_job.h"
 #include "agreement.h"
 #include "poll_backoff.h"
 #include "reference.h"
+#include "verify_metric.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,10 +24,6 @@ uint64_t fingerprint(const std::vector<std::vector<float>> &params) {
       h = (h ^ b[i]) * 1099511628211ull;
   }
   return h;
-}
-
-double relativeError(double got, double want) {
-  return std::fabs(got - want) / (std::fabs(want) + 1e-6);
 }
 
 } // namespace
@@ -91,13 +89,10 @@ int receiveVerdict(MPI_Comm world, int rank, int verdict, double timeout) {
       continue;
     }
     if (deadline.expired()) {
-      std::fprintf(stderr,
-                   "pipeline-run: rank %d timed out after %.1f s waiting for rank 0's "
-                   "--verify (no sign of life from rank 0 while it runs the reference)\n",
-                   rank, timeout);
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 2);
-      std::abort(); // MPI_Abort does not return
+      abortJob(2,
+               "pipeline-run: rank %d timed out after %.1f s waiting for rank 0's "
+               "--verify (no sign of life from rank 0 while it runs the reference)",
+               rank, timeout);
     }
     backoff.pause();
   }
@@ -160,17 +155,11 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
     Heartbeat heartbeat(world, in.timeout);
     ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps,
                                        [&] { heartbeat.beat(); });
-    // NaN compares false both ways, so std::max would drop it: a non-finite
-    // value or error fails on its own.
-    auto worse = [](double err, double &max) {
-      if (!(err <= max))
-        max = err;
-    };
     double lossErr = 0;
     int badLosses = 0;
     for (int t = 0; t < in.steps; ++t) {
       badLosses += !std::isfinite(in.losses[t]) || !std::isfinite(ref.losses[t]);
-      worse(relativeError(in.losses[t], ref.losses[t]), lossErr);
+      keepWorse(relativeError(in.losses[t], ref.losses[t]), lossErr);
     }
     bool lossOk = badLosses == 0 && lossErr <= in.tolerance;
     std::printf("verify: losses of %d steps vs reference: max relative error "
@@ -179,36 +168,31 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
     if (badLosses)
       std::printf("verify: %d of %d steps have a non-finite loss (run or reference)\n",
                   badLosses, in.steps);
-    double maxErr = 0;
-    size_t count = 0, bitwise = 0, nonFinite = 0;
-    int firstStage = -1;
-    size_t firstIndex = 0;
+    std::vector<std::vector<ParamTensor>> layouts;
     for (int s = 0; s < S; ++s)
-      for (size_t k = 0; k < lowest[s].size(); ++k) {
-        const float got = lowest[s][k], want = ref.params[s][k];
-        if (!std::isfinite(got) || !std::isfinite(want)) {
-          if (nonFinite++ == 0) {
-            firstStage = s;
-            firstIndex = k;
-          }
-        }
-        worse(relativeError(got, want), maxErr);
-        bitwise += std::memcmp(&got, &want, sizeof(float)) == 0;
-        ++count;
-      }
-    bool weightsOk = nonFinite == 0 && maxErr <= in.tolerance;
-    std::printf("verify: max relative error %.1e over %zu parameters (tolerance "
-                "%.0e): %s\n",
-                maxErr, count, in.tolerance, weightsOk ? "OK" : "FAILED");
-    if (nonFinite)
+      layouts.push_back(model.paramLayout(s));
+    const WeightComparison c = compareWeights(lowest, ref.params, layouts);
+    const bool weightsOk = c.passes(in.tolerance);
+    const std::string worst =
+        c.worstStage < 0 ? "none differs"
+                         : "worst: stage " + std::to_string(c.worstStage) + ", " +
+                               describe(c.worst);
+    std::printf("verify: weights vs reference: max normwise relative error %.1e over "
+                "%zu tensors (%s; tolerance %.0e): %s\n",
+                c.normwise, c.tensors, worst.c_str(), in.tolerance,
+                weightsOk ? "OK" : "FAILED");
+    std::printf("verify: element-wise max relative error %.1e over %zu parameters "
+                "(|a - b| / (|b| + 1e-6), not judged)\n",
+                c.elementwise, c.params);
+    if (c.nonFinite)
       std::printf("verify: %zu of %zu parameters are not finite (first: stage %d, "
                   "parameter %zu: %g, reference %g)\n",
-                  nonFinite, count, firstStage, firstIndex,
-                  double(lowest[firstStage][firstIndex]),
-                  double(ref.params[firstStage][firstIndex]));
+                  c.nonFinite, c.params, c.firstNonFiniteStage, c.firstNonFiniteIndex,
+                  double(lowest[c.firstNonFiniteStage][c.firstNonFiniteIndex]),
+                  double(ref.params[c.firstNonFiniteStage][c.firstNonFiniteIndex]));
     std::printf("verify: %zu of %zu parameters bitwise equal to the reference; "
                 "weights fingerprint %016llx\n",
-                bitwise, count, (unsigned long long)fingerprint(lowest));
+                c.bitwise, c.params, (unsigned long long)fingerprint(lowest));
     ok = ok && lossOk && weightsOk;
   }
   return receiveVerdict(world, rank, ok, in.timeout) != 0;

@@ -11,12 +11,13 @@
 # GPU refused under NCCL by name, one visible GPU per rank
 # (CUDA_VISIBLE_DEVICES per rank) accepted, eager module loading in effect.
 #
-# Tolerances (relative error |gpu - ref| / (|ref| + 1e-6) per parameter):
-# 1e-5 for MSE + SGD; cuBLAS sums in another order (and with FMA) than the
-# CPU kernels, and the 1e-6 floor makes near-zero parameters amplify that
-# rounding: 1e-4 with cross-entropy (small biases), 1e-2 with Adam
-# (parameters crossing zero; the CPU itself needs that much for DDP with
-# Adam). The losses must agree to 1e-6 in every check.
+# Tolerances (--verify's normwise relative error ||gpu - ref|| / ||ref|| per
+# parameter tensor, docs/runtime.md, Verification): 1e-5 for SGD, where
+# cuBLAS's summation order and FMA change a few ulps; 1e-4 with Adam, whose
+# update divides by sqrt(v) and so magnifies those ulps on parameters with
+# tiny gradients, and for 64 layers per stage, where they compound through
+# depth. Both are guesses until measured on a GPU: each PASS line prints
+# the error it saw. The losses must agree to 1e-6 in every check.
 #
 #   run-gpu-checks.sh <build-dir>        # the build that has bin/pipeline-run
 #
@@ -87,12 +88,12 @@ check() {
   timeout 600 $mpirun -np "$ranks" $wrap "$run" "$program" --backend cuda --gpu-comm "$comm" \
     --verify --tolerance "$tolerance" --timeout 60 "$@" >"$log" 2>&1 || rc=$?
   local weights losses
-  weights=$(grep -o 'verify: max relative error [^ ]* over [0-9]* parameters' "$log" | awk '{print $5}')
+  weights=$(grep -o 'max normwise relative error [^ ]* over [0-9]* tensors' "$log" | awk '{print $5}')
   losses=$(grep -o 'verify: losses of .* max relative error [^:]*' "$log" | awk '{print $NF}')
   if [ "$rc" -eq 0 ] && grep -q '^verify: losses .*: OK$' "$log" &&
-    grep -q '^verify: max relative error .*: OK$' "$log" &&
+    grep -q '^verify: weights vs reference: .*: OK$' "$log" &&
     awk -v e="$losses" 'BEGIN { exit !(e + 0 <= 1e-6) }'; then
-    result "$name" PASS "$comm; weights max rel. error $weights (tolerance $tolerance), losses $losses"
+    result "$name" PASS "$comm; weights max normwise error $weights (tolerance $tolerance), losses $losses"
   else
     result "$name" FAIL "(status $rc; $log)"
     tail -n 15 "$log" | sed 's/^/     | /'
@@ -133,20 +134,20 @@ chmod +x "$own_gpu"
 check ddp-1 1 ddp-1 1e-5
 check ddp-1-seed-2 1 ddp-1 1e-5 --seed 2
 check ddp-1-deep 1 ddp-1 1e-5 --layers-per-stage 3 --hidden 128 --batch 16 --steps 4
-check ddp-1-ce 1 ddp-1 1e-4 --loss ce
-check ddp-1-adam-ce 1 ddp-1 1e-2 --optimizer adam --loss ce
+check ddp-1-ce 1 ddp-1 1e-5 --loss ce
+check ddp-1-adam-ce 1 ddp-1 1e-4 --optimizer adam --loss ce
 check gpipe-1 1 gpipe-1 1e-5
 check gpipe-1-wide 1 gpipe-1 1e-5 --hidden 512 --batch 32 --layers-per-stage 2
-check gpipe-1-adam 1 gpipe-1 1e-2 --optimizer adam --steps 5
+check gpipe-1-adam 1 gpipe-1 1e-4 --optimizer adam --steps 5
 check dag-skip-1 1 dag-skip-1 1e-5
-check dag-skip-1-adam-ce 1 dag-skip-1 1e-2 --optimizer adam --loss ce
+check dag-skip-1-adam-ce 1 dag-skip-1 1e-4 --optimizer adam --loss ce
 check gpipe-1-timeline 1 gpipe-1 1e-5 --timeline "$logs/timeline.csv"
 if [ -f "$logs/timeline.csv" ] && [ "$(wc -l <"$logs/timeline.csv")" -ne $((1 + 18 * 3)) ]; then
   result gpipe-1-timeline-rows FAIL "($(wc -l <"$logs/timeline.csv") lines in $logs/timeline.csv)"
 fi
 # 64 layers per stage: ops queue more GPU commands than the backend's bound
 # (command_ledger.h), so each waits for the queue to drain and runs alone.
-check gpipe-1-64-layers 1 gpipe-1 1e-3 --layers-per-stage 64 --steps 2
+check gpipe-1-64-layers 1 gpipe-1 1e-4 --layers-per-stage 64 --steps 2
 # The backend asks for eager module loading before CUDA starts.
 if grep -q 'module loading eager' "$logs/ddp-1.log" 2>/dev/null; then
   result eager-module-loading PASS "($(grep -o 'backend cuda: .*' "$logs/ddp-1.log"))"
@@ -170,7 +171,7 @@ fi
 # The multi-rank programs: NCCL with a GPU per rank, else --gpu-comm mpi.
 check gpipe-2-mpi 2 gpipe-2 1e-5 --gpu-comm mpi
 check gpipe-2 2 gpipe-2 1e-5
-check gpipe-2-adam-ce 2 gpipe-2 1e-2 --optimizer adam --loss ce
+check gpipe-2-adam-ce 2 gpipe-2 1e-4 --optimizer adam --loss ce
 check ddp-2 2 ddp-2 1e-5
 check fsdp-2 2 fsdp-2 1e-5
 check zb-2 2 zb-2 1e-5

@@ -7,6 +7,8 @@
  *                  ../shared/bad-inputs/nan_plugin.c): --verify must fail.
  *   -DFAULT_STALL: rank 1's first forward sleeps 30 s: the other ranks'
  *                  waits must end at --timeout with a message.
+ *   -DFAULT_ERROR: rank 1's second forward returns 7 (an error mid-step):
+ *                  the job must end at once, naming the rank and the op.
  *
  * The rank comes from the launcher's environment (Open MPI, MPICH, PMIx).
  */
@@ -45,6 +47,10 @@ static int faulty_forward(const pipesched_stage_config *c, const float *params,
     stalled = 1;
     nanosleep(&t, NULL);
   }
+#elif defined(FAULT_ERROR)
+  static int forwards = 0;
+  if (++forwards == 2)
+    return 7;
 #endif
   return rc;
 }
