@@ -645,6 +645,16 @@ Program parseProgram(const std::string &text, const std::string &source,
       what = what.substr(at + marker.size());
     throw ProgramError(source + ": invalid JSON " + what + " (byte " +
                        std::to_string(e.byte) + ")");
+  } catch (const json::out_of_range &e) {
+    // A number beyond double's range (fuzz finding: "act_bytes":4e758).
+    // e.what() is "[json.exception.out_of_range.406] number overflow
+    // parsing '4e758'": nlohmann gives no offset, the number names it.
+    std::string what = e.what();
+    size_t at = what.find("] ");
+    if (at != std::string::npos)
+      what = what.substr(at + 2);
+    throw ProgramError(source + ": invalid JSON: " + what +
+                       " (beyond the range of a double)");
   }
   return Loader(source, worldSize).load(doc);
 }
