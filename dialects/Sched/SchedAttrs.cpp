@@ -64,6 +64,8 @@ CostAttr CostAttr::getDefault(MLIRContext *ctx) {
 }
 
 int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
+  if (d == Direction::Scan)
+    return 0; // a scan job carries its own duration
   ArrayRef<int64_t> values = d == Direction::Forward    ? getFwd()
                              : d == Direction::Backward ? getBwd()
                                                         : getBwdWeight();

@@ -10,7 +10,8 @@ include "mlir/IR/EnumAttr.td"
 def Sched_Direction : I32EnumAttr<"Direction", "direction of a job", [
     I32EnumAttrCase<"Forward", 0, "fwd">,
     I32EnumAttrCase<"Backward", 1, "bwd">,
-    I32EnumAttrCase<"BackwardWeight", 2, "bwd_w">
+    I32EnumAttrCase<"BackwardWeight", 2, "bwd_w">,
+    I32EnumAttrCase<"Scan", 3, "scan">
   ]> {
   let cppNamespace = "::pipesched::sched";
   let genSpecializedAttr = 0;
@@ -20,7 +21,16 @@ def Sched_DirectionAttr : EnumAttr<Sched_Dialect, Sched_Direction, "direction">;
 def Sched_TensorKind : I32EnumAttr<"TensorKind",
     "what a point-to-point transfer carries", [
     I32EnumAttrCase<"Activation", 0, "act">,
-    I32EnumAttrCase<"Gradient", 1, "grad">
+    I32EnumAttrCase<"Gradient", 1, "grad">,
+    I32EnumAttrCase<"Scan", 2, "scan">
+  ]> {
+  let cppNamespace = "::pipesched::sched";
+}
+
+def Sched_Product : I32EnumAttr<"Product",
+    "the kind of a BPPSA combine", [
+    I32EnumAttrCase<"JV", 0, "jv">,
+    I32EnumAttrCase<"JJ", 1, "jj">
   ]> {
   let cppNamespace = "::pipesched::sched";
 }
@@ -60,7 +70,7 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Duration of a job of direction `d` at `stage` (0 for `bwd_w` when the
-    /// backward is not split).
+    /// backward is not split, and for a scan job, which carries its own).
     int64_t getDuration(int64_t stage, Direction d) const;
     /// Whether the backward is split into `bwd` (input) and `bwd_w` (weights).
     bool isSplitBackward() const { return !getBwdWeight().empty(); }

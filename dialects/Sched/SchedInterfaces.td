@@ -46,6 +46,12 @@ def Sched_JobOpInterface : OpInterface<"JobOpInterface"> {
     InterfaceMethod<"The job's position in its worker's order, if ordered.",
       "std::optional<int64_t>", "getOrderIndex", (ins),
       [{}], [{ return $_op.getOrder(); }]>,
+    InterfaceMethod<[{
+        The job's own duration, which wins over the step's cost model (the
+        jobs of a scanned backward carry one), if any.
+      }],
+      "std::optional<int64_t>", "getExplicitDuration", (ins),
+      [{}], [{ return std::nullopt; }]>,
   ];
 }
 

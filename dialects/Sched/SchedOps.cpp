@@ -46,6 +46,8 @@ static StringRef jobKindName(Direction d) {
     return "backward";
   case Direction::BackwardWeight:
     return "backward_weight";
+  case Direction::Scan:
+    return "scan";
   }
   llvm_unreachable("unknown direction");
 }
@@ -224,12 +226,46 @@ static LogicalResult verifyRanks(ProgramOp program) {
   return success();
 }
 
+/// Whether `body` holds the jobs of a scanned backward (BPPSA): then each
+/// (stage, microbatch) has a forward and a weight gradient, no backward,
+/// and the scan jobs come besides.
+static bool isScanned(Block &body) {
+  return llvm::any_of(body, [](Operation &op) {
+    auto job = dyn_cast<JobOpInterface>(op);
+    return job && job.getDirection() == Direction::Scan;
+  });
+}
+
+/// The jobs (s, b, d) a step or program must hold, per (s, b).
+static SmallVector<Direction, 3> expectedDirections(bool scanned, bool split) {
+  if (scanned)
+    return {Direction::Forward, Direction::BackwardWeight};
+  if (split)
+    return {Direction::Forward, Direction::Backward, Direction::BackwardWeight};
+  return {Direction::Forward, Direction::Backward};
+}
+
+/// Checks a job against the shape of its graph: no backward beside a scan.
+static LogicalResult verifyJobKind(JobOpInterface job, bool scanned) {
+  if (scanned && job.getDirection() == Direction::Backward)
+    return job->emitOpError()
+           << describeJob(job)
+           << " cannot appear beside the jobs of a scanned backward (BPPSA "
+              "replaces every backward)";
+  return success();
+}
+
 LogicalResult StepOp::verifyRegions() {
   int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
-  int64_t perPair = getJobsPerPair(), numJobs = 0;
+  bool scanned = !isSpec() && isScanned(getBody().front());
+  SmallVector<Direction, 3> directions =
+      expectedDirections(scanned, getCostOrDefault().isSplitBackward());
+  // Dense job keys index (s, b, d) with 3 directions in a scanned step.
+  int64_t perPair = scanned ? 3 : getJobsPerPair(), numJobs = 0;
   if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
       llvm::MulOverflow(numJobs, perPair, numJobs))
     return emitOpError("stages * microbatches is too large");
+  numJobs = numStages * numMicrobatches * int64_t(directions.size());
   // Every worker gets a program: a million ranks is past any machine.
   constexpr int64_t kMaxWorkers = int64_t(1) << 20;
   if (getWorkers() > kMaxWorkers)
@@ -289,8 +325,11 @@ LogicalResult StepOp::verifyRegions() {
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
       return op.emitOpError("is not a job and cannot appear in a step");
-    if (failed(verifyWorkerOrder(job, slots)))
+    if (failed(verifyWorkerOrder(job, slots)) ||
+        failed(verifyJobKind(job, scanned)))
       return failure();
+    if (job.getDirection() == Direction::Scan)
+      continue; // several per (s, b); their edges are checked by each op
     int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
                            job.getMicrobatchIndex(), job.getDirection());
     auto [it, inserted] = position.try_emplace(key, index++, &op);
@@ -319,11 +358,10 @@ LogicalResult StepOp::verifyRegions() {
   if (!getPartial() && static_cast<int64_t>(position.size()) != numJobs) {
     for (int64_t s = 0; s < numStages; ++s)
       for (int64_t b = 0; b < numMicrobatches; ++b)
-        for (int64_t d = 0; d < perPair; ++d)
-          if (!position.count(
-                  jobIndex(numMicrobatches, perPair, s, b, static_cast<Direction>(d))))
+        for (Direction d : directions)
+          if (!position.count(jobIndex(numMicrobatches, perPair, s, b, d)))
             return emitOpError() << "is missing "
-                                 << describeJobAt(s, b, static_cast<Direction>(d))
+                                 << describeJobAt(s, b, d)
                                  << " (mark the step 'partial' to allow an "
                                     "incomplete graph)";
   }
@@ -445,17 +483,148 @@ LogicalResult BackwardOp::verify() {
 
 Direction BackwardWeightOp::getDirection() { return Direction::BackwardWeight; }
 
+/// The scan interval [lo, hi] a scan job's output covers in a step of
+/// `numStages` stages (element 0 is G, element k >= 1 is J_{S-k}), or none
+/// for another producer.
+static std::optional<std::pair<int64_t, int64_t>>
+scanInterval(Operation *producer, int64_t numStages) {
+  if (!producer)
+    return std::nullopt;
+  if (isa<LossGradOp>(producer))
+    return std::make_pair(int64_t(0), int64_t(0));
+  if (auto jacobian = dyn_cast<JacobianOp>(producer))
+    return std::make_pair(numStages - jacobian.getStage(),
+                          numStages - jacobian.getStage());
+  if (auto combine = dyn_cast<CombineOp>(producer))
+    return std::make_pair(combine.getLo(), combine.getHi());
+  return std::nullopt;
+}
+
 LogicalResult BackwardWeightOp::verify() {
   auto job = cast<JobOpInterface>(getOperation());
   if (failed(verifyJobCommon(job)))
     return failure();
-  if (!getEnclosingShape(getOperation()).cost.isSplitBackward())
+  if (getInput() && (getGrad() || !getActs().empty()))
     return emitOpError() << describeJob(job)
-                         << " needs a split backward: give the step's cost a "
-                            "'bwd_w' duration";
-  Value input = getInput();
-  return verifyEdges(job, input ? ValueRange(input) : ValueRange(), "input",
-                     {getStage()}, getMicrobatch(), Direction::Backward);
+                         << " reads either its backward ('after') or a "
+                            "scanned gradient ('grad', 'act'), not both";
+  if (!getGrad()) {
+    if (!getActs().empty())
+      return emitOpError() << describeJob(job)
+                           << " reads activations only with a 'grad'";
+    if (!getEnclosingShape(getOperation()).cost.isSplitBackward())
+      return emitOpError() << describeJob(job)
+                           << " needs a split backward: give the step's cost a "
+                              "'bwd_w' duration";
+    Value input = getInput();
+    return verifyEdges(job, input ? ValueRange(input) : ValueRange(), "input",
+                       {getStage()}, getMicrobatch(), Direction::Backward);
+  }
+  // The weight gradient of a scanned backward: the gradient of its stage's
+  // output (G at the last stage, else the product that ends the prefix
+  // [0, S-1-s]) and its forward's activations.
+  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
+  if (!step)
+    return success();
+  int64_t S = step.getStages(), s = getStage(), b = getMicrobatch();
+  Operation *producer = getGrad().getDefiningOp();
+  auto interval = scanInterval(producer, S);
+  auto scanJob = dyn_cast_if_present<JobOpInterface>(producer);
+  if (!interval || interval->first != 0 || interval->second != S - 1 - s ||
+      scanJob.getMicrobatchIndex() != b) {
+    InFlightDiagnostic diag = emitOpError()
+                              << describeJob(job)
+                              << " expects the gradient of its output, the "
+                                 "scan's prefix [0, "
+                              << (S - 1 - s) << "] of microbatch " << b
+                              << ", got ";
+    if (scanJob)
+      diag << "the output of " << describeJob(scanJob);
+    else
+      diag << "a value that no scan job produces";
+    return diag;
+  }
+  SmallVector<int64_t> preds;
+  step.getStagePreds(s, preds);
+  return verifyEdges(job, getActs(), "activation", preds, b,
+                     Direction::Forward);
+}
+
+Direction LossGradOp::getDirection() { return Direction::Scan; }
+
+LogicalResult LossGradOp::verify() {
+  auto job = cast<JobOpInterface>(getOperation());
+  if (failed(verifyJobCommon(job)))
+    return failure();
+  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
+  if (!step)
+    return success();
+  if (getStage() != step.getStages() - 1)
+    return emitOpError() << describeJob(job)
+                         << ": the loss gradient is taken at the last stage, "
+                         << step.getStages() - 1;
+  return verifyEdges(job, getInput(), "output", {getStage()}, getMicrobatch(),
+                     Direction::Forward);
+}
+
+Direction JacobianOp::getDirection() { return Direction::Scan; }
+
+LogicalResult JacobianOp::verify() {
+  auto job = cast<JobOpInterface>(getOperation());
+  if (failed(verifyJobCommon(job)))
+    return failure();
+  if (getStage() == 0)
+    return emitOpError() << describeJob(job)
+                         << ": stage 0's Jacobian is never scanned (no "
+                            "gradient flows into its input)";
+  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
+  if (!step)
+    return success();
+  SmallVector<int64_t> preds;
+  step.getStagePreds(getStage(), preds);
+  return verifyEdges(job, getAct(), "activation", preds, getMicrobatch(),
+                     Direction::Forward);
+}
+
+Direction CombineOp::getDirection() { return Direction::Scan; }
+
+LogicalResult CombineOp::verify() {
+  auto job = cast<JobOpInterface>(getOperation());
+  if (failed(verifyJobCommon(job)))
+    return failure();
+  int64_t S = getEnclosingShape(getOperation()).stages;
+  int64_t lo = getLo(), hi = getHi();
+  if (lo >= hi || hi >= S)
+    return emitOpError() << "interval [" << lo << ", " << hi
+                         << "] is not a product of at least two elements "
+                            "of the scan [0, "
+                         << S - 1 << "]";
+  if (getStage() != S - hi)
+    return emitOpError() << "covering [" << lo << ", " << hi
+                         << "] has stage " << S - hi << ", not "
+                         << getStage();
+  if ((getProduct() == Product::JV) != (lo == 0))
+    return emitOpError() << "covering [" << lo << ", " << hi << "] is a "
+                         << (lo == 0 ? "jv" : "jj")
+                         << " product (jv exactly when it starts at G)";
+  // Operands are checked where their producers are visible: in a step.
+  if (!isa<StepOp>(getOperation()->getParentOp()))
+    return success();
+  auto left = scanInterval(getLhs().getDefiningOp(), S);
+  auto right = scanInterval(getRhs().getDefiningOp(), S);
+  auto sameBatch = [&](Value v) {
+    return cast<JobOpInterface>(v.getDefiningOp()).getMicrobatchIndex() ==
+           getMicrobatch();
+  };
+  if (!left || !right || !sameBatch(getLhs()) || !sameBatch(getRhs()) ||
+      left->first != lo || right->second != hi ||
+      left->second + 1 != right->first)
+    return emitOpError()
+           << "covering [" << lo << ", " << hi
+           << "] must join the scan outputs of microbatch " << getMicrobatch()
+           << " covering [" << lo << ", m] and [m + 1, " << hi
+           << "], in that order";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -577,15 +746,27 @@ LogicalResult RankOp::verify() {
 
 LogicalResult ProgramOp::verifyRegions() {
   int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
-  int64_t perPair = getCost().isSplitBackward() ? 3 : 2, numJobs = 0;
+  bool scanned = false;
+  walk([&](JobOpInterface job) {
+    scanned = job.getDirection() == Direction::Scan;
+    return scanned ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  SmallVector<Direction, 3> directions =
+      expectedDirections(scanned, getCost().isSplitBackward());
+  int64_t perPair = scanned || getCost().isSplitBackward() ? 3 : 2, numJobs = 0;
   if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
       llvm::MulOverflow(numJobs, perPair, numJobs))
     return emitOpError("stages * microbatches is too large");
+  numJobs = numStages * numMicrobatches * int64_t(directions.size());
   if (failed(verifyRanks(*this)))
     return failure();
   // Every job runs exactly once across the ranks.
   llvm::DenseMap<int64_t, Operation *> seen;
   WalkResult result = walk([&](JobOpInterface job) {
+    if (failed(verifyJobKind(job, scanned)))
+      return WalkResult::interrupt();
+    if (job.getDirection() == Direction::Scan)
+      return WalkResult::advance();
     int64_t key = jobIndex(numMicrobatches, perPair, job.getStageIndex(),
                            job.getMicrobatchIndex(), job.getDirection());
     auto [it, inserted] = seen.try_emplace(key, job);

@@ -112,11 +112,23 @@ def Sched_StepOp : Sched_Op<"step", [
 // Jobs
 //===----------------------------------------------------------------------===//
 
-class Sched_JobOp<string mnemonic, list<Trait> traits = []>
+class Sched_JobOp<string mnemonic, list<Trait> traits = [],
+                  list<string> overridden = []>
     : Sched_Op<mnemonic, !listconcat(traits, [
         ParentOneOf<["StepOp", "RankOp"]>,
-        DeclareOpInterfaceMethods<Sched_JobOpInterface>])> {
+        DeclareOpInterfaceMethods<Sched_JobOpInterface, overridden>])> {
   let hasVerifier = 1;
+}
+
+/// A job that may carry its own duration (`duration`), which wins over the
+/// step's cost model.
+class Sched_TimedJobOp<string mnemonic, list<Trait> traits = []>
+    : Sched_JobOp<mnemonic, traits, ["getExplicitDuration"]> {
+  let extraClassDefinition = [{
+    std::optional<int64_t> $cppClass::getExplicitDuration() {
+      return getDuration();
+    }
+  }];
 }
 
 def Sched_ForwardOp : Sched_JobOp<"forward"> {
@@ -206,7 +218,8 @@ def Sched_BackwardOp : Sched_JobOp<"backward", [AttrSizedOperandSegments]> {
   }];
 }
 
-def Sched_BackwardWeightOp : Sched_JobOp<"backward_weight"> {
+def Sched_BackwardWeightOp : Sched_TimedJobOp<"backward_weight", [
+    AttrSizedOperandSegments]> {
   let summary = "weight-gradient part of a split backward (zero bubble)";
   let description = [{
     With a split backward (the step's cost has `bwd_w`), `sched.backward`
@@ -218,28 +231,175 @@ def Sched_BackwardWeightOp : Sched_JobOp<"backward_weight"> {
     ```mlir
     sched.backward_weight(1, 0) after %2 on 1
     ```
+
+    In a scanned backward (`--sched-bppsa`) there is no `Bi`: the job reads
+    the gradient of its stage's output that the scan made (`grad`: the loss
+    gradient at the last stage, else the scan's product for that stage) and
+    the activations its forward read (`act`), and carries its `duration`.
+
+    ```mlir
+    sched.backward_weight(1, 0) grad %7 act %0 on 1 weights 1 duration 4
+    ```
   }];
   let arguments = (ins
     NonNegI64Prop:$stage,
     NonNegI64Prop:$microbatch,
     Optional<Sched_TensorType>:$input,
+    Optional<Sched_TensorType>:$grad,
+    Variadic<Sched_TensorType>:$acts,
     OptionalProp<NonNegI64Prop>:$compute,
     OptionalProp<NonNegI64Prop>:$weights,
     OptionalProp<NonNegI64Prop>:$order,
     OptionalProp<NonNegI64Prop>:$start,
-    OptionalProp<NonNegI64Prop>:$end
+    OptionalProp<NonNegI64Prop>:$end,
+    OptionalProp<NonNegI64Prop>:$duration
   );
   let builders = [
     OpBuilder<(ins "int64_t":$stage,
                    "int64_t":$microbatch,
                    "::mlir::Value":$input), [{
-      build($_builder, $_state, stage, microbatch, input, {}, {}, {}, {}, {});
+      build($_builder, $_state, stage, microbatch, input, ::mlir::Value(),
+            ::mlir::ValueRange(), {}, {}, {}, {}, {}, {});
+    }]>,
+    // The weight gradient of a scanned backward.
+    OpBuilder<(ins "int64_t":$stage,
+                   "int64_t":$microbatch,
+                   "::mlir::Value":$grad, "::mlir::ValueRange":$acts), [{
+      build($_builder, $_state, stage, microbatch, ::mlir::Value(), grad,
+            acts, {}, {}, {}, {}, {}, {});
     }]>
   ];
   let assemblyFormat = [{
-    `(` $stage `,` $microbatch `)` (`after` $input^)?
-    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
+    `(` $stage `,` $microbatch `)` (`after` $input^)? (`grad` $grad^)?
+    (`act` $acts^)? (`on` $compute^)? (`weights` $weights^)?
+    (`order` $order^)? (`duration` $duration^)? (`at` $start^ `to` $end)?
+    attr-dict
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// A backward as a parallel scan (BPPSA)
+//===----------------------------------------------------------------------===//
+
+def Sched_LossGradOp : Sched_TimedJobOp<"loss_grad"> {
+  let summary = "the loss gradient of a microbatch: the first element of its scan";
+  let description = [{
+    `--sched-bppsa` scans each microbatch's backward (docs/bppsa.md): the
+    sequence `G, J_{S-1}, ..., J_1` under `A <> B = B A`. This job makes
+    `G`, the gradient of the loss with respect to the last stage's output,
+    from that output. Its stage is the last stage.
+
+    ```mlir
+    %4 = sched.loss_grad(3, 0) from %3 on 3 duration 1
+    ```
+  }];
+  let arguments = (ins
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
+    Sched_TensorType:$input,
+    OptionalProp<NonNegI64Prop>:$compute,
+    OptionalProp<NonNegI64Prop>:$weights,
+    OptionalProp<NonNegI64Prop>:$order,
+    OptionalProp<NonNegI64Prop>:$start,
+    OptionalProp<NonNegI64Prop>:$end,
+    OptionalProp<NonNegI64Prop>:$duration
+  );
+  let results = (outs Sched_TensorType:$output);
+  let builders = [
+    OpBuilder<(ins "int64_t":$stage, "int64_t":$microbatch,
+                   "::mlir::Value":$input), [{
+      build($_builder, $_state, TensorType::get($_builder.getContext()),
+            stage, microbatch, input, {}, {}, {}, {}, {}, {});
+    }]>
+  ];
+  let assemblyFormat = [{
+    `(` $stage `,` $microbatch `)` `from` $input (`on` $compute^)?
+    (`weights` $weights^)? (`order` $order^)? (`duration` $duration^)?
     (`at` $start^ `to` $end)? attr-dict
+  }];
+}
+
+def Sched_JacobianOp : Sched_TimedJobOp<"jacobian"> {
+  let summary = "the transposed Jacobian of a stage at its input";
+  let description = [{
+    `J_s`, the map from the gradient of stage `s`'s output to the gradient
+    of its input, evaluated at the activation its forward read (`act`, the
+    output of stage `s - 1`; `s >= 1`). Element `S - s` of the scan.
+
+    ```mlir
+    %5 = sched.jacobian(2, 0) act %1 on 2 weights 2 duration 16
+    ```
+  }];
+  let arguments = (ins
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
+    Sched_TensorType:$act,
+    OptionalProp<NonNegI64Prop>:$compute,
+    OptionalProp<NonNegI64Prop>:$weights,
+    OptionalProp<NonNegI64Prop>:$order,
+    OptionalProp<NonNegI64Prop>:$start,
+    OptionalProp<NonNegI64Prop>:$end,
+    OptionalProp<NonNegI64Prop>:$duration
+  );
+  let results = (outs Sched_TensorType:$output);
+  let builders = [
+    OpBuilder<(ins "int64_t":$stage, "int64_t":$microbatch,
+                   "::mlir::Value":$act), [{
+      build($_builder, $_state, TensorType::get($_builder.getContext()),
+            stage, microbatch, act, {}, {}, {}, {}, {}, {});
+    }]>
+  ];
+  let assemblyFormat = [{
+    `(` $stage `,` $microbatch `)` `act` $act (`on` $compute^)?
+    (`weights` $weights^)? (`order` $order^)? (`duration` $duration^)?
+    (`at` $start^ `to` $end)? attr-dict
+  }];
+}
+
+def Sched_CombineOp : Sched_TimedJobOp<"combine"> {
+  let summary = "one product of a scanned backward: lhs <> rhs = rhs lhs";
+  let description = [{
+    Joins the adjacent scan intervals of its operands into `[lo, hi]`
+    (element `k` of the scan is `G` for `k = 0`, else `J_{S-k}`): `lhs`
+    covers the earlier part, `rhs` the later one (the operator does not
+    commute). `jv` when `lhs` starts at `G` (a Jacobian-vector product: the
+    result is the gradient of the input of stage `S - hi`), `jj` otherwise
+    (a Jacobian-Jacobian product). Its stage is `S - hi`, the earliest stage
+    it spans.
+
+    ```mlir
+    %8 = sched.combine(2, 0) jv [0, 2] %6, %7 on 2 duration 4
+    ```
+  }];
+  let arguments = (ins
+    NonNegI64Prop:$stage,
+    NonNegI64Prop:$microbatch,
+    Sched_Product:$product,
+    NonNegI64Prop:$lo,
+    NonNegI64Prop:$hi,
+    Sched_TensorType:$lhs,
+    Sched_TensorType:$rhs,
+    OptionalProp<NonNegI64Prop>:$compute,
+    OptionalProp<NonNegI64Prop>:$weights,
+    OptionalProp<NonNegI64Prop>:$order,
+    OptionalProp<NonNegI64Prop>:$start,
+    OptionalProp<NonNegI64Prop>:$end,
+    OptionalProp<NonNegI64Prop>:$duration
+  );
+  let results = (outs Sched_TensorType:$output);
+  let builders = [
+    OpBuilder<(ins "int64_t":$stage, "int64_t":$microbatch,
+                   "Product":$product, "int64_t":$lo, "int64_t":$hi,
+                   "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state, TensorType::get($_builder.getContext()),
+            stage, microbatch, product, lo, hi, lhs, rhs, {}, {}, {}, {}, {},
+            {});
+    }]>
+  ];
+  let assemblyFormat = [{
+    `(` $stage `,` $microbatch `)` $product ` ` `[` $lo `,` $hi `]` $lhs `,` $rhs
+    (`on` $compute^)? (`weights` $weights^)? (`order` $order^)?
+    (`duration` $duration^)? (`at` $start^ `to` $end)? attr-dict
   }];
 }
 

@@ -211,9 +211,11 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
         continue;
       }
       Message m{made.direction == Direction::Forward ? Message::Activation
-                                                     : Message::Gradient,
+                : made.direction == Direction::Scan    ? Message::Scan
+                                                       : Message::Gradient,
                 made.worker, consumer.worker, made.stage, made.microbatch,
-                producer, 0, p.actBytes};
+                producer, 0,
+                made.outputBytes >= 0 ? made.outputBytes : p.actBytes};
       pending.push_back({m, span[producer].second, int64_t(pending.size()),
                          indexOnWorker(producer) + 1, consumerAt});
     }
@@ -502,7 +504,7 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
   const size_t W = size_t(p.numWorkers);
   Traffic t{std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
             std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
-            std::vector<int64_t>(W, 0)};
+            std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0)};
   for (const Message &m : plan.messages) {
     t.sentBytes[m.sender] = saturatingAdd(t.sentBytes[m.sender], m.bytes);
     t.receivedBytes[m.receiver] =
@@ -511,6 +513,7 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
     case Message::Activation: ++t.activationsReceived[m.receiver]; break;
     case Message::Gradient: ++t.gradientsReceived[m.receiver]; break;
     case Message::Weights: ++t.weightFetches[m.receiver]; break;
+    case Message::Scan: ++t.scanReceived[m.receiver]; break;
     }
   }
   for (const Reduction &r : plan.reductions) {

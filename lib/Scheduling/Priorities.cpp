@@ -17,6 +17,7 @@ int64_t pipesched::scheduling::sweepPosition(int64_t S, int64_t s,
   case Direction::Forward:
     return s;
   case Direction::Backward:
+  case Direction::Scan: // where the backward of its stage would be
     return S + (S - 1 - s);
   case Direction::BackwardWeight:
     return 2 * S + (S - 1 - s);

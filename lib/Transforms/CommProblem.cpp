@@ -4,6 +4,8 @@
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 
+#include "pipesched/Scheduling/Saturating.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
@@ -18,13 +20,26 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
   CostAttr cost = step.getCostOrDefault();
   p.numWorkers = static_cast<int32_t>(step.getWorkers());
   p.numStages = step.getStages();
-  p.gradientJob = cost.isSplitBackward() ? sch::Direction::BackwardWeight
-                                         : sch::Direction::Backward;
+  // Weight gradients come from the weight halves when the backward is split
+  // or scanned (a scanned step has no backward).
+  Block &jobs = step.getBody().front();
+  bool weightHalves =
+      cost.isSplitBackward() || llvm::any_of(jobs, [](Operation &op) {
+        return isa<BackwardWeightOp>(op);
+      });
+  p.gradientJob = weightHalves ? sch::Direction::BackwardWeight
+                               : sch::Direction::Backward;
   p.prefetchDepth = prefetchDepth;
   p.actBytes = cost.getActBytes();
   p.weightBytes = cost.getWeightBytes();
 
   Block &body = step.getBody().front();
+  // The width of a scanned backward's Jacobians (what --sched-bppsa
+  // recorded): a Jacobian message is that many activations.
+  int64_t scanWidth = 1;
+  if (auto scan = step->getAttrOfType<DictionaryAttr>("sched.bppsa"))
+    if (auto width = scan.getAs<IntegerAttr>("width"))
+      scanWidth = std::max<int64_t>(1, width.getInt());
   llvm::DenseMap<Operation *, uint32_t> indexOf;
   indexOf.reserve(body.getOperations().size());
   p.inputBegin.push_back(0);
@@ -41,7 +56,12 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
     p.jobs.push_back({static_cast<int32_t>(*worker),
                       static_cast<int32_t>(job.getWeightsWorker().value_or(*worker)),
                       job.getStageIndex(), job.getMicrobatchIndex(),
-                      toSchedulingDirection(job.getDirection()), *start, *end, *order});
+                      toSchedulingDirection(job.getDirection()), *start, *end, *order,
+                      /*outputBytes=*/-1});
+    // A Jacobian travels as width rows per activation row (dense).
+    auto combine = dyn_cast<CombineOp>(op);
+    if (isa<JacobianOp>(op) || (combine && combine.getProduct() == Product::JJ))
+      p.jobs.back().outputBytes = sch::saturatingMul(p.actBytes, scanWidth);
     // Operands dominate their users: producers are already indexed.
     uint32_t self = static_cast<uint32_t>(p.jobs.size() - 1);
     auto weightHalf = dyn_cast<BackwardWeightOp>(op);

@@ -81,19 +81,22 @@ void RankBuilder::buildOp(
     // backward's inputs as its problem inputs (CommProblem.cpp): received,
     // re-read by it, but no operand of its op, whose only operand is
     // `after` its backward on the same rank.
-    if (isa<BackwardWeightOp>(job.getOperation()) &&
-        !(operands.size() == 1 &&
-          p.jobs[p.inputs[p.inputBegin[op.index]]].direction ==
-              sch::Direction::Backward &&
-          p.jobs[p.inputs[p.inputBegin[op.index]]].stage ==
-              p.jobs[op.index].stage))
-      operands.clear();
+    auto weightHalf = dyn_cast<BackwardWeightOp>(job.getOperation());
+    bool rereads = weightHalf && weightHalf.getInput() &&
+                   !(operands.size() == 1 &&
+                     p.jobs[p.inputs[p.inputBegin[op.index]]].direction ==
+                         sch::Direction::Backward &&
+                     p.jobs[p.inputs[p.inputBegin[op.index]]].stage ==
+                         p.jobs[op.index].stage);
     // The job moves into its rank and keeps its fields but its worker and
     // position, implied by the rank and the region order.
     Operation *copy = job.getOperation();
     copy->moveBefore(builder.getInsertionBlock(),
                      builder.getInsertionPoint());
-    copy->setOperands(operands);
+    if (rereads)
+      weightHalf.getInputMutable().clear();
+    else
+      copy->setOperands(operands);
     auto moved = cast<JobOpInterface>(copy);
     moved.setComputeWorker(std::nullopt);
     moved.setOrderIndex(std::nullopt);
@@ -117,7 +120,9 @@ void RankBuilder::buildOp(
     auto kind = TensorKindAttr::get(step.getContext(),
                                     m.kind == sch::Message::Activation
                                         ? TensorKind::Activation
-                                        : TensorKind::Gradient);
+                                    : m.kind == sch::Message::Gradient
+                                        ? TensorKind::Gradient
+                                        : TensorKind::Scan);
     if (send) {
       SendOp::create(builder, loc, valueOn(worker, m.producer), kind,
                      m.stage, m.microbatch, m.receiver,

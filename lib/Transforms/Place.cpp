@@ -48,7 +48,8 @@ static LogicalResult placeJobs(StepOp step) {
         return failure();
       job.setComputeWorker(*worker);
     }
-    if (!job.getWeightsWorker()) {
+    // A product of the scan, or the loss gradient, uses no weights.
+    if (!job.getWeightsWorker() && !isa<LossGradOp, CombineOp>(op)) {
       FailureOr<int64_t> worker = evaluate(job, scheme->weights, "w_weights");
       if (failed(worker))
         return failure();
@@ -142,7 +143,9 @@ struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
     auto jobs = step.getBody().front().getOps<JobOpInterface>();
     // A graph placed entirely by hand (an imported schedule) needs no scheme.
     bool needsPlacement = llvm::any_of(jobs, [](JobOpInterface job) {
-      return !job.getComputeWorker() || !job.getWeightsWorker();
+      return !job.getComputeWorker() ||
+             (!job.getWeightsWorker() &&
+              !isa<LossGradOp, CombineOp>(job.getOperation()));
     });
     if (needsPlacement && failed(placeJobs(step)))
       return signalPassFailure();

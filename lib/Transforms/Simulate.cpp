@@ -178,7 +178,7 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
     simJob.worker = *lead.getComputeWorker();
     simJob.duration =
         members.size() == 1
-            ? cost.getDuration(s, d)
+            ? lead.getExplicitDuration().value_or(cost.getDuration(s, d))
             : cost.getOverlapDuration(s, members[1].getStageIndex());
     row.clear();
     if (priority.key)

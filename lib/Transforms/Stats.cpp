@@ -39,6 +39,11 @@ struct StepStats {
   int64_t latency = 0;
   double unit = 1; ///< ticks of one stage's forward + backward (mean)
   std::vector<WorkerStats> perWorker;
+  /// A scanned backward (--sched-bppsa): the scan's figures per microbatch
+  /// as the pass recorded them, and the longest simulated backward (first
+  /// scan job's start to last weight gradient's end) of any microbatch.
+  DictionaryAttr scan;
+  int64_t backwardSpan = 0, scanRecv = 0;
 };
 
 struct SchedStats : pipesched::impl::SchedStatsBase<SchedStats> {
@@ -67,7 +72,6 @@ static FailureOr<StepStats> collect(StepOp step) {
   stats.workers = step.getWorkers();
   stats.perWorker.resize(stats.workers);
   CostAttr cost = step.getCostOrDefault();
-  bool split = cost.isSplitBackward();
   double sweep = 0;
   for (int64_t s = 0; s < stats.stages; ++s)
     for (Direction d : {Direction::Forward, Direction::Backward,
@@ -94,8 +98,27 @@ static FailureOr<StepStats> collect(StepOp step) {
       ++stats.perWorker[p.owner].weightsOwned;
   }
 
+  stats.scan = step->getAttrOfType<DictionaryAttr>("sched.bppsa");
+  if (stats.scan) {
+    std::vector<std::pair<int64_t, int64_t>> span(
+        size_t(stats.microbatches), {INT64_MAX, 0});
+    for (const scheduling::PlannedJob &p : problem.jobs) {
+      if (p.direction != scheduling::Direction::Scan &&
+          p.direction != scheduling::Direction::BackwardWeight)
+        continue;
+      auto &[first, last] = span[size_t(p.microbatch)];
+      first = std::min(first, p.start);
+      last = std::max(last, p.end);
+    }
+    for (auto [first, last] : span)
+      if (first <= last)
+        stats.backwardSpan = std::max(stats.backwardSpan, last - first);
+  }
+
   scheduling::Traffic traffic = scheduling::accountTraffic(
       problem, scheduling::planCommunication(problem));
+  for (int64_t n : traffic.scanReceived)
+    stats.scanRecv += n;
   for (auto [w, ws] : llvm::enumerate(stats.perWorker)) {
     ws.actRecv = traffic.activationsReceived[w];
     ws.gradRecv = traffic.gradientsReceived[w];
@@ -106,7 +129,7 @@ static FailureOr<StepStats> collect(StepOp step) {
   // is live on its worker from its start until the job that consumes it
   // last (the backward, or its weight-gradient half) ends.
   using scheduling::Direction;
-  Direction lastUse = split ? Direction::BackwardWeight : Direction::Backward;
+  Direction lastUse = problem.gradientJob;
   llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
   for (auto [i, p] : llvm::enumerate(problem.jobs))
     if (p.direction == Direction::Forward)
@@ -212,6 +235,22 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   os << llvm::format("throughput: rho = S*B/(L*W) = %.4f; bound M/S = %.4f; "
                      "rho / bound = %.4f\n",
                      t.rho, t.bound, t.bound > 0 ? t.rho / t.bound : 0.0);
+  if (!s.scan)
+    return;
+  auto get = [&](StringRef key) {
+    auto value = s.scan.getAs<IntegerAttr>(key);
+    return value ? (long long)value.getInt() : 0LL;
+  };
+  os << llvm::format("scan: %lld steps (2 ceil(log2 S)), product depth %lld; "
+                     "per microbatch: critical path %lld vs %lld for "
+                     "back-propagation, work %lld vs %lld\n",
+                     get("steps"), get("product_depth"), get("critical_path"),
+                     get("sequential_path"), get("work"),
+                     get("sequential_work"));
+  os << llvm::format("scan simulated: longest backward %lld ticks (first scan "
+                     "job to last weight gradient); %lld scan tensors "
+                     "received\n",
+                     (long long)s.backwardSpan, (long long)s.scanRecv);
 }
 
 static llvm::json::Value toJson(const StepStats &s) {
@@ -229,7 +268,7 @@ static llvm::json::Value toJson(const StepStats &s) {
         {"peak_live", w.peakLive},
         {"peak_live_bytes", w.peakLiveBytes},
         {"weights_owned", w.weightsOwned}});
-  return llvm::json::Object{
+  llvm::json::Object result{
       {"stages", s.stages},
       {"microbatches", s.microbatches},
       {"workers", s.workers},
@@ -248,6 +287,16 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"rho", t.rho},
       {"bound", t.bound},
       {"per_worker", std::move(workers)}};
+  if (s.scan) {
+    llvm::json::Object scan;
+    for (NamedAttribute entry : s.scan)
+      if (auto value = dyn_cast<IntegerAttr>(entry.getValue()))
+        scan[entry.getName().strref()] = value.getInt();
+    scan["backward_span"] = s.backwardSpan;
+    scan["scan_recv"] = s.scanRecv;
+    result["scan"] = std::move(scan);
+  }
+  return result;
 }
 
 void SchedStats::runOnOperation() {

@@ -31,10 +31,14 @@ inline constexpr std::string_view kFormatField = "format", kVersion = "version",
                                   kStageGraph = "stage_graph",
                                   kSplitBackward = "split_backward",
                                   kCost = "cost", kMakespan = "makespan",
+                                  kScanTensors = "scan_tensors",
                                   kRanks = "ranks";
 inline constexpr std::string_view kAll[] = {
-    kFormatField, kVersion,       kStages, kMicrobatches, kWorkers,
-    kStageGraph,  kSplitBackward, kCost,   kMakespan,     kRanks};
+    kFormatField, kVersion,  kStages,       kMicrobatches,
+    kWorkers,     kStageGraph, kSplitBackward, kCost,
+    kMakespan,    kScanTensors, kRanks};
+/// Fields a document may omit (older writers did not know them).
+inline constexpr std::string_view kOptional[] = {kScanTensors};
 } // namespace top
 
 /// The fields of `cost` and of each `ranks[i]`.
@@ -65,11 +69,12 @@ enum Field : uint32_t {
   kRoot = 1u << 10,      ///< the owner a reduce_grad sums onto
   kMembers = 1u << 11,   ///< sorted ranks of a collective
   kOps = 1u << 12,       ///< the ops of a group
+  kProduct = 1u << 13,   ///< "jv" or "jj": what a combine makes
 };
-inline constexpr int kNumFields = 13;
+inline constexpr int kNumFields = 14;
 inline constexpr std::string_view kFieldNames[kNumFields] = {
-    "op",   "stage", "microbatch", "start", "end",   "reads", "writes",
-    "peer", "tag",   "bytes",      "root",  "members", "ops"};
+    "op",   "stage", "microbatch", "start", "end",     "reads", "writes",
+    "peer", "tag",   "bytes",      "root",  "members", "ops",   "product"};
 
 constexpr std::string_view fieldName(Field f) {
   for (int i = 0; i < kNumFields; ++i)
@@ -91,8 +96,11 @@ enum class OpKind : uint8_t {
   ReduceGrad,
   OptimizerStep,
   Group,
+  LossGrad,
+  Jacobian,
+  Combine,
 };
-inline constexpr int kNumOpKinds = 12;
+inline constexpr int kNumOpKinds = 15;
 
 /// An op kind: its name, the fields it requires and those it may omit.
 struct OpSchema {
@@ -113,6 +121,14 @@ struct OpSchema {
 ///    activations its forward read; writes the gradient with respect to its
 ///    input (only when s has predecessors).
 ///  - backward_weight (s, b): reads what its backward read; writes nothing.
+///    In a scanned backward (no backward op), it reads the gradient of its
+///    stage's output, a scan tensor, then the activations its forward read.
+///  - loss_grad (S-1, b): reads the last stage's output; writes G, a scan
+///    vector.
+///  - jacobian (s, b): reads stage s's input activation; writes J_s, a scan
+///    matrix.
+///  - combine: reads lhs then rhs (rhs a matrix) and writes rhs * lhs: a
+///    vector when `product` is "jv" (lhs a vector), else a matrix.
 ///  - send reads the tensor it sends, recv writes the tensor it receives.
 inline constexpr OpSchema kOpSchemas[kNumOpKinds] = {
     {OpKind::Forward, "forward", kOp | kStage | kMicrobatch | kReads | kWrites,
@@ -131,6 +147,12 @@ inline constexpr OpSchema kOpSchemas[kNumOpKinds] = {
      kOp | kStage | kRoot | kMembers | kBytes},
     {OpKind::OptimizerStep, "optimizer_step", kOp | kStage},
     {OpKind::Group, "group", kOp | kOps},
+    {OpKind::LossGrad, "loss_grad",
+     kOp | kStage | kMicrobatch | kReads | kWrites, kStart | kEnd},
+    {OpKind::Jacobian, "jacobian",
+     kOp | kStage | kMicrobatch | kReads | kWrites, kStart | kEnd},
+    {OpKind::Combine, "combine",
+     kOp | kStage | kMicrobatch | kReads | kWrites | kProduct, kStart | kEnd},
 };
 
 constexpr const OpSchema &opSchema(OpKind kind) {
@@ -145,9 +167,13 @@ inline std::optional<OpKind> opKindNamed(std::string_view name) {
   return std::nullopt;
 }
 
+/// The jobs of a scanned backward (BPPSA).
+constexpr bool isScan(OpKind k) {
+  return k == OpKind::LossGrad || k == OpKind::Jacobian || k == OpKind::Combine;
+}
 constexpr bool isCompute(OpKind k) {
   return k == OpKind::Forward || k == OpKind::Backward ||
-         k == OpKind::BackwardWeight;
+         k == OpKind::BackwardWeight || isScan(k);
 }
 /// Ops that may appear in a group (and, alone, are a group of one).
 constexpr bool isPointToPoint(OpKind k) {
@@ -170,10 +196,13 @@ constexpr bool isCollective(OpKind k) {
 /// makes or the gradient a backward makes. Its id is the same on every rank
 /// (a send and its receive name the same tensor):
 ///   id = 2 * (stage * microbatches + microbatch) + (0 for act, 1 for grad).
-enum class TensorKind : uint8_t { Act = 0, Grad = 1 };
+/// A scanned backward adds `scan_tensors` more, the outputs of its scan jobs
+/// (numbered by the writer, in program order), after those:
+///   id = 2 * stages * microbatches + k, 0 <= k < scan_tensors.
+enum class TensorKind : uint8_t { Act = 0, Grad = 1, Scan = 2 };
 
 constexpr std::string_view tensorKindName(TensorKind k) {
-  return k == TensorKind::Act ? "act" : "grad";
+  return k == TensorKind::Act ? "act" : k == TensorKind::Grad ? "grad" : "scan";
 }
 
 struct TensorRef {
@@ -182,14 +211,17 @@ struct TensorRef {
 };
 
 /// The number of tensor ids of a step (valid ids are [0, count)); the caller
-/// bounds stages and microbatches so that this does not overflow.
-constexpr int64_t tensorCount(int64_t stages, int64_t microbatches) {
-  return 2 * stages * microbatches;
+/// bounds stages, microbatches and scan tensors so that this does not
+/// overflow.
+constexpr int64_t tensorCount(int64_t stages, int64_t microbatches,
+                              int64_t scanTensors = 0) {
+  return 2 * stages * microbatches + scanTensors;
 }
 constexpr int64_t tensorId(TensorKind kind, int64_t stage, int64_t microbatch,
                            int64_t microbatches) {
   return 2 * (stage * microbatches + microbatch) + static_cast<int64_t>(kind);
 }
+/// The act or grad tensor `id` (below tensorCount(stages, microbatches)).
 constexpr TensorRef tensorOf(int64_t id, int64_t microbatches) {
   int64_t pair = id / 2;
   return {static_cast<TensorKind>(id % 2), pair / microbatches,

@@ -50,6 +50,8 @@ struct PlannedJob {
   Direction direction = Direction::Forward;
   int64_t start = 0, end = 0; ///< simulated times
   int64_t position = 0;       ///< index in its worker's order
+  /// Bytes of its output when sent; -1: the problem's actBytes.
+  int64_t outputBytes = -1;
 };
 
 /// The input of the planner.
@@ -73,7 +75,7 @@ struct CommProblem {
 
 /// A point-to-point message.
 struct Message {
-  enum Kind : uint8_t { Activation, Gradient, Weights } kind;
+  enum Kind : uint8_t { Activation, Gradient, Weights, Scan } kind;
   int32_t sender, receiver;
   int64_t stage, microbatch; ///< microbatch -1 for weights
   uint32_t producer;         ///< the job whose output is sent (not weights)
@@ -129,7 +131,7 @@ CommPlan planCommunication(const CommProblem &problem);
 struct Traffic {
   std::vector<int64_t> sentBytes, receivedBytes;
   std::vector<int64_t> activationsReceived, gradientsReceived,
-      weightFetches;
+      weightFetches, scanReceived;
 };
 Traffic accountTraffic(const CommProblem &problem, const CommPlan &plan);
 

@@ -8,8 +8,10 @@
 namespace pipesched::scheduling {
 
 /// `d` of a job (s, b, d): forward, backward (input gradient, or the whole
-/// backward when it is not split), or the weight-gradient half.
-enum class Direction : uint8_t { Forward, Backward, BackwardWeight };
+/// backward when it is not split), the weight-gradient half, or a job of a
+/// backward computed as a parallel scan (BPPSA: the loss gradient, a
+/// stage's Jacobian, a product of the scan).
+enum class Direction : uint8_t { Forward, Backward, BackwardWeight, Scan };
 
 } // namespace pipesched::scheduling
 

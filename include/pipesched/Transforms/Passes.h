@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Scheduling/Bppsa.h"
 
 namespace pipesched {
 

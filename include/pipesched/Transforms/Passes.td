@@ -85,6 +85,59 @@ def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 
+def SchedBppsa : Pass<"sched-bppsa", "::pipesched::sched::StepOp"> {
+  let summary = "Scan each microbatch's backward in parallel (BPPSA)";
+  let description = [{
+    BPPSA (Wang, Bai, Pekhimenko, MLSys 2020; docs/bppsa.md): on a placed
+    step over a chain of stages, replaces each microbatch's chain of
+    backwards (and weight halves) by a Blelloch scan of `G, J_{S-1}, ...,
+    J_1` under `A <> B = B A`: a `sched.loss_grad`, a `sched.jacobian` per
+    stage `s >= 1`, the `sched.combine` products of the up-sweep and the
+    down-sweep (`2 ceil(log2 S)` steps instead of `S - 1`), then one
+    `sched.backward_weight` per stage that reads its output's gradient and
+    its activation. Jacobians and weight gradients run where the stage's
+    backward was placed (its weights stay with their owner); combines per
+    `placement`. Every new job carries its `duration` from the cost model
+    of `lib/Scheduling/Bppsa.h` (per row of `rows`, a stage of `layers`
+    linear layers of `width`, Jacobians `dense`, `diagonal` or `banded`);
+    forwards keep the step's cost. The result is an ordinary job graph:
+    simulate, lower and run it like any other. The step records the
+    scan's figures per microbatch as `sched.bppsa` (for `--sched-stats`).
+    A step that is already scanned is left alone. Linear in the jobs.
+  }];
+  let options = [
+    Option<"width", "width", "int64_t", /*default=*/"64",
+           "Width H of a stage's activation rows">,
+    Option<"rows", "rows", "int64_t", /*default=*/"1",
+           "Rows of a microbatch">,
+    Option<"layers", "layers", "int64_t", /*default=*/"1",
+           "Linear layers per stage">,
+    Option<"form", "form", "::pipesched::scheduling::JacobianForm",
+           /*default=*/"::pipesched::scheduling::JacobianForm::Dense",
+           "How a stage's Jacobian is stored", [{::llvm::cl::values(
+             clEnumValN(::pipesched::scheduling::JacobianForm::Dense, "dense",
+                        "H x H per row"),
+             clEnumValN(::pipesched::scheduling::JacobianForm::Diagonal,
+                        "diagonal", "an elementwise stage"),
+             clEnumValN(::pipesched::scheduling::JacobianForm::Banded,
+                        "banded", "CSR with `band` nonzeros per row"))}]>,
+    Option<"band", "band", "int64_t", /*default=*/"1",
+           "Nonzeros per Jacobian row when banded">,
+    Option<"placement", "placement", "::pipesched::scheduling::ScanPlacement",
+           /*default=*/"::pipesched::scheduling::ScanPlacement::Owner",
+           "Where a product runs", [{::llvm::cl::values(
+             clEnumValN(::pipesched::scheduling::ScanPlacement::Owner, "owner",
+                        "on the worker of its newest operand's stage"),
+             clEnumValN(::pipesched::scheduling::ScanPlacement::Spread,
+                        "spread", "round robin over the workers per level"))}]>,
+    Option<"macsPerUnit", "macs-per-unit", "int64_t", /*default=*/"0",
+           "Multiply-adds per time unit; 0: one unit is one sequential "
+           "input-gradient step of a stage (rows x layers x width x the "
+           "nonzeros of a row)">,
+  ];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
 def SchedStats : Pass<"sched-stats", "::mlir::ModuleOp"> {
   let summary = "Report latency, bubbles, memory and traffic of simulated steps";
   let description = [{

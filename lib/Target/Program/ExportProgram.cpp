@@ -16,6 +16,7 @@
 #include "pipesched/Transforms/Passes.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
@@ -38,6 +39,7 @@ public:
       step.getStagePreds(s, preds[s]);
       step.getStageSuccs(s, succs[s]);
     }
+    numberScanTensors();
   }
   void write(llvm::raw_ostream &os);
 
@@ -56,13 +58,31 @@ private:
   int64_t tensorOf(Value value) const;
   /// What the backward of (s, b) reads (its weight-gradient half too).
   void backwardReads(int64_t s, int64_t b, SmallVectorImpl<int64_t> &ids) const;
+  /// Numbers the outputs of the scan jobs in program order, after the act
+  /// and grad ids, and the scan tensors each message carries (by tag).
+  void numberScanTensors();
 
   ProgramOp step;
   int64_t microbatches;
   SmallVector<SmallVector<int64_t, 2>> preds, succs;
   SmallVector<int64_t, 8> scratch;
+  /// Scan tensor ids: by the job that makes it, and by message tag.
+  llvm::DenseMap<Operation *, int64_t> scanTensor;
+  llvm::DenseMap<int64_t, int64_t> scanTensorOfTag;
 };
 } // namespace
+
+void ProgramWriter::numberScanTensors() {
+  int64_t next = schema::tensorCount(step.getStages(), microbatches);
+  step.walk([&](Operation *op) {
+    if (isa<LossGradOp, JacobianOp, CombineOp>(op))
+      scanTensor[op] = next++;
+  });
+  step.walk([&](SendOp send) {
+    if (send.getKind() == TensorKind::Scan)
+      scanTensorOfTag[send.getTag()] = tensorOf(send.getValue());
+  });
+}
 
 int64_t ProgramWriter::tensorOf(Value value) const {
   Operation *def = value.getDefiningOp();
@@ -70,10 +90,15 @@ int64_t ProgramWriter::tensorOf(Value value) const {
     auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
     return tensorOf(yield.getValues()[cast<OpResult>(value).getResultNumber()]);
   }
-  if (auto recv = dyn_cast<RecvOp>(def))
+  if (auto recv = dyn_cast<RecvOp>(def)) {
+    if (recv.getKind() == TensorKind::Scan) // verified: a send has the tag
+      return scanTensorOfTag.lookup(recv.getTag());
     return id(recv.getKind() == TensorKind::Activation ? schema::TensorKind::Act
                                                        : schema::TensorKind::Grad,
               recv.getStage(), recv.getMicrobatch());
+  }
+  if (auto made = scanTensor.find(def); made != scanTensor.end())
+    return made->second;
   auto job = cast<JobOpInterface>(def);
   return id(job.getDirection() == Direction::Forward ? schema::TensorKind::Act
                                                      : schema::TensorKind::Grad,
@@ -108,8 +133,10 @@ void ProgramWriter::writeJob(llvm::json::OStream &json, schema::OpKind kind,
   json.attribute(str(schema::fieldName(schema::kMicrobatch)), b);
   // Forward and backward read their SSA operands; the weight-gradient half
   // has only an ordering edge to its backward and re-reads what it read.
+  // A scanned backward's weight gradient reads its operands.
   scratch.clear();
-  if (kind == schema::OpKind::BackwardWeight)
+  auto weightHalf = dyn_cast<BackwardWeightOp>(job.getOperation());
+  if (weightHalf && !weightHalf.getGrad())
     backwardReads(s, b, scratch);
   else
     for (Value operand : job->getOperands())
@@ -120,7 +147,12 @@ void ProgramWriter::writeJob(llvm::json::OStream &json, schema::OpKind kind,
     scratch.push_back(id(schema::TensorKind::Act, s, b));
   else if (kind == schema::OpKind::Backward && !preds[s].empty())
     scratch.push_back(id(schema::TensorKind::Grad, s, b));
+  else if (schema::isScan(kind))
+    scratch.push_back(scanTensor.lookup(job.getOperation()));
   writeTensors(json, schema::fieldName(schema::kWrites), scratch);
+  if (auto combine = dyn_cast<CombineOp>(job.getOperation()))
+    json.attribute(str(schema::fieldName(schema::kProduct)),
+                   stringifyProduct(combine.getProduct()));
   if (std::optional<int64_t> start = job.getStartTime())
     json.attribute(str(schema::fieldName(schema::kStart)), *start);
   if (std::optional<int64_t> end = job.getEndTime())
@@ -149,6 +181,9 @@ void ProgramWriter::writeOp(llvm::json::OStream &json, Operation *op) {
         .Case([&](BackwardWeightOp o) {
           writeJob(json, OpKind::BackwardWeight, o);
         })
+        .Case([&](LossGradOp o) { writeJob(json, OpKind::LossGrad, o); })
+        .Case([&](JacobianOp o) { writeJob(json, OpKind::Jacobian, o); })
+        .Case([&](CombineOp o) { writeJob(json, OpKind::Combine, o); })
         .Case([&](SendOp o) {
           name(OpKind::Send);
           int64_t sent = tensorOf(o.getValue());
@@ -249,6 +284,8 @@ void ProgramWriter::writeHeader(llvm::json::OStream &h) {
     h.attribute(str(schema::cost::kWeightBytes), cost.getWeightBytes());
   });
   h.attribute(str(top::kMakespan), makespan);
+  if (!scanTensor.empty())
+    h.attribute(str(top::kScanTensors), int64_t(scanTensor.size()));
 }
 
 void ProgramWriter::write(llvm::raw_ostream &os) {

@@ -29,6 +29,8 @@ static char actionKind(Direction d, bool split) {
     return split ? 'I' : 'B';
   case Direction::BackwardWeight:
     return 'W';
+  case Direction::Scan:
+    break; // refused before
   }
   llvm_unreachable("unknown direction");
 }
@@ -102,6 +104,10 @@ static FailureOr<Rows> collectRows(Operation *op) {
     auto job = dyn_cast<JobOpInterface>(o);
     if (!job)
       continue;
+    if (job.getDirection() == Direction::Scan)
+      return job->emitOpError()
+             << "cannot be written as a torch CSV schedule: torch has no "
+                "action for a job of a scanned backward (BPPSA)";
     std::optional<int64_t> worker = job.getComputeWorker(),
                            order = job.getOrderIndex();
     if (!worker || !order)

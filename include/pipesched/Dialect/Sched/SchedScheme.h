@@ -79,6 +79,8 @@ inline scheduling::Direction toSchedulingDirection(Direction d) {
     return scheduling::Direction::Backward;
   case Direction::BackwardWeight:
     return scheduling::Direction::BackwardWeight;
+  case Direction::Scan:
+    return scheduling::Direction::Scan;
   }
   llvm_unreachable("unknown direction");
 }
@@ -90,6 +92,8 @@ inline Direction fromSchedulingDirection(scheduling::Direction d) {
     return Direction::Backward;
   case scheduling::Direction::BackwardWeight:
     return Direction::BackwardWeight;
+  case scheduling::Direction::Scan:
+    return Direction::Scan;
   }
   llvm_unreachable("unknown direction");
 }
