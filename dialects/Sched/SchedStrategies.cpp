@@ -587,8 +587,8 @@ AffineMap pipesched::sched::getPolicyKey(PriorityPolicy policy,
                                          MLIRContext *ctx) {
   AffineExpr b = getAffineDimExpr(1, ctx), d = getAffineDimExpr(2, ctx),
              p = getAffineDimExpr(3, ctx);
-  // 0 for a forward, 1 for either half of a backward.
-  AffineExpr isBackward = (d + 1).floorDiv(2);
+  // 0 for a forward, 1 for either half of a backward or a scan job.
+  AffineExpr isBackward = (d + 2).floorDiv(3);
   auto key = [&](ArrayRef<AffineExpr> results) {
     return AffineMap::get(4, 0, results, ctx);
   };

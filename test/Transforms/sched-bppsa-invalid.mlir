@@ -1,0 +1,19 @@
+// RUN: pipeline-opt %s --split-input-file --verify-diagnostics --sched-expand --sched-place --sched-bppsa
+// RUN: not pipeline-opt %s --split-input-file --sched-expand --sched-place --sched-bppsa=width=0 2>&1 | FileCheck %s --check-prefix=WIDTH
+// WIDTH: error: {{.*}}bppsa: width = 0 is outside [1, 65536]
+
+// expected-error @below {{cannot scan the backward of a stage graph that is not a chain}}
+sched.step stages = 3, microbatches = 1, workers = 3 graph <0 -> 2, 1 -> 2> strategy #sched.gpipe {
+}
+
+// -----
+
+// expected-error @below {{has the static order 'interleaved', which has no place for scan jobs}}
+sched.step stages = 4, microbatches = 4, workers = 2 strategy #sched.interleaved_1f1b<chunks = 2> {
+}
+
+// -----
+
+// A valid spec (the WIDTH run refuses its width).
+sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {
+}
