@@ -23,6 +23,11 @@ void pipesched::buildSchedulePipeline(OpPassManager &pm,
   expand.maxJobs = options.maxJobs;
   step.addPass(createSchedExpand(expand));
   step.addPass(createSchedPlace());
+  if (options.bppsaWidth > 0) {
+    SchedBppsaOptions bppsa;
+    bppsa.width = options.bppsaWidth;
+    step.addPass(createSchedBppsa(bppsa));
+  }
   SchedSimulateOptions simulate;
   simulate.transferTime = options.transferTime;
   simulate.memoryCap = options.memoryCap;

@@ -18,6 +18,10 @@
 
 namespace pipesched::runtime {
 
+namespace bppsa {
+enum class Storage : uint8_t;
+} // namespace bppsa
+
 // Floats in a backend's memory; only the backend that made a buffer reads
 // or writes it. Destroying it hands the memory back to the backend.
 class Buffer {
@@ -104,6 +108,14 @@ public:
   // unless the weight gradient is wanted, else it is added to.
   virtual void backward(int stage, const Buffer &params, const Buffer &in,
                         const Buffer &gradOut, Buffer *gradIn, Buffer *gradParams) = 0;
+  // A scanned backward (BPPSA, docs/bppsa.md): stage s's transposed
+  // Jacobian at `in` into `out`, and out = rhs * lhs (lhs a vector when
+  // `vector`, rhs a Jacobian product), scan tensors in `storage`'s layout
+  // (bppsa_exec.h). A backend without them refuses scanned programs first.
+  virtual void jacobian(int stage, const Buffer &params, const Buffer &in,
+                        bppsa::Storage storage, Buffer &out);
+  virtual void combine(bool vector, const Buffer &lhs, const Buffer &rhs,
+                       bppsa::Storage storage, Buffer &out);
   // Adds loss_b of a sink stage's output y to the step's loss sum.
   virtual void addLoss(int step, int microbatch, const Buffer &y) = 0;
   // grad = dTotal/dy (data.h, lossAndGrad).

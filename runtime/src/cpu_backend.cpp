@@ -1,5 +1,6 @@
 #include "cpu_backend.h"
 
+#include "bppsa_exec.h"
 #include "kernels.h"
 
 #include <algorithm>
@@ -46,6 +47,18 @@ void CpuBackend::backward(int stage, const Buffer &params, const Buffer &in,
   model_.backward(stage, hostData(params), data_.rows, hostData(in), hostData(gradOut),
                   gradIn ? hostData(*gradIn) : nullptr,
                   gradParams ? hostData(*gradParams) : nullptr);
+}
+
+void CpuBackend::jacobian(int stage, const Buffer &params, const Buffer &in,
+                          bppsa::Storage storage, Buffer &out) {
+  model_.jacobian(stage, hostData(params), data_.rows, hostData(in), storage,
+                  hostData(out));
+}
+
+void CpuBackend::combine(bool vector, const Buffer &lhs, const Buffer &rhs,
+                         bppsa::Storage storage, Buffer &out) {
+  bppsa::combine(vector ? bppsa::Value::Vector : bppsa::Value::Jacobian, hostData(lhs),
+                 hostData(rhs), storage, data_.rows, data_.hidden, hostData(out));
 }
 
 void CpuBackend::addLoss(int step, int microbatch, const Buffer &y) {

@@ -32,6 +32,10 @@ public:
   void forward(int stage, const Buffer &params, const Buffer &in, Buffer &out) override;
   void backward(int stage, const Buffer &params, const Buffer &in, const Buffer &gradOut,
                 Buffer *gradIn, Buffer *gradParams) override;
+  void jacobian(int stage, const Buffer &params, const Buffer &in,
+                bppsa::Storage storage, Buffer &out) override;
+  void combine(bool vector, const Buffer &lhs, const Buffer &rhs,
+               bppsa::Storage storage, Buffer &out) override;
   void addLoss(int step, int microbatch, const Buffer &y) override;
   void lossGrad(int step, int microbatch, const Buffer &y, Buffer &grad) override;
   void optimizerStep(int stage, Buffer &params, Buffer &grad) override;

@@ -99,6 +99,11 @@ void Executor::execute(const Op &op) {
   case OpKind::BackwardWeight:
     backward(op, false, true);
     break;
+  case OpKind::LossGrad:
+  case OpKind::Jacobian:
+  case OpKind::Combine:
+    scan(op);
+    break;
   case OpKind::Send:
   case OpKind::Recv:
   case OpKind::SendWeights:
@@ -128,7 +133,7 @@ const Buffer &Executor::tensor(int64_t id) const {
   const Buffer *t = store_.find(id);
   if (!t)
     throw std::runtime_error("rank " + std::to_string(rank_) + ": " +
-                             describeTensor(id, program_.microbatches) +
+                             describeTensor(program_, id) +
                              " is not in the tensor store");
   return *t;
 }
@@ -190,9 +195,13 @@ void Executor::forward(const Op &op) {
 void Executor::backward(const Op &op, bool inputGrad, bool weightGrad) {
   const int s = op.stage, b = op.microbatch;
   IdList reads = mine_.reads(op);
-  const uint32_t grads = gradientReads(program_.graph, s);
+  // A scanned backward's weight gradient reads its output's gradient.
+  const bool scanned = op.kind == OpKind::BackwardWeight && program_.scanned();
+  const uint32_t grads = scanned ? 1u : gradientReads(program_.graph, s);
   const Buffer *gradOut;
-  if (program_.graph.isSink(s)) {
+  if (scanned) {
+    gradOut = &tensor(reads[0]);
+  } else if (program_.graph.isSink(s)) {
     backend_.lossGrad(step_, b, tensor(reads[0]), *lossGrad_);
     gradOut = lossGrad_.get();
   } else {
@@ -207,6 +216,37 @@ void Executor::backward(const Op &op, bool inputGrad, bool weightGrad) {
   backend_.backward(s, weights(op), in, *gradOut, gradIn.get(), gradParams);
   if (gradIn)
     store_.put(writes[0], std::move(gradIn));
+}
+
+size_t Executor::scanFloats(program::ScanValue value) const {
+  return size_t(bppsa::tensorFloats(value == program::ScanValue::Vector
+                                        ? bppsa::Value::Vector
+                                        : bppsa::Value::Jacobian,
+                                    config_.jacobians, config_.data.rows,
+                                    config_.data.hidden));
+}
+
+// The jobs of a scanned backward (docs/bppsa.md): G from the last stage's
+// output, a stage's Jacobian from its input, a product of two scan tensors.
+void Executor::scan(const Op &op) {
+  IdList reads = mine_.reads(op);
+  const int64_t id = mine_.writes(op)[0];
+  const program::ScanValue value = program_.scanValue[size_t(id - program_.scanBase())];
+  BufferPtr out = backend_.allocate(scanFloats(value));
+  switch (op.kind) {
+  case OpKind::LossGrad:
+    backend_.lossGrad(step_, op.microbatch, tensor(reads[0]), *out);
+    break;
+  case OpKind::Jacobian:
+    backend_.jacobian(op.stage, weights(op), input(reads.begin(), reads.size(), op.microbatch),
+                      config_.jacobians, *out);
+    break;
+  default:
+    backend_.combine(op.product == program::ScanValue::Vector, tensor(reads[0]),
+                     tensor(reads[1]), config_.jacobians, *out);
+    break;
+  }
+  store_.put(id, std::move(out));
 }
 
 // One transfer or a group: posted together, complete together. Receives
@@ -224,7 +264,10 @@ void Executor::transfer(const Op *ops, uint32_t count) {
           Transfer{true, const_cast<Buffer *>(&tensor(op.tensor)), op.peer, op.tag});
       break;
     case OpKind::Recv:
-      received_.push_back(backend_.allocate(block_));
+      received_.push_back(backend_.allocate(
+          program_.isScanTensor(op.tensor)
+              ? scanFloats(program_.scanValue[size_t(op.tensor - program_.scanBase())])
+              : block_));
       transfers.push_back(Transfer{false, received_.back().get(), op.peer, op.tag});
       break;
     case OpKind::SendWeights:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "backend.h"
+#include "bppsa_exec.h"
 #include "data.h"
 #include "liveness.h"
 #include "model.h"
@@ -21,6 +22,7 @@ namespace pipesched::runtime {
 
 struct ExecutorConfig {
   DataSpec data;
+  bppsa::Storage jacobians = bppsa::Storage::Dense; // --jacobians
   int failRank = -1;     // --fail-rank
   int64_t failAtOp = -1; // --fail-at-op (first step)
 };
@@ -49,6 +51,9 @@ private:
   void execute(const Op &op);
   void forward(const Op &op);
   void backward(const Op &op, bool inputGrad, bool weightGrad);
+  void scan(const Op &op);
+  // Floats of a scan tensor that holds `value` (bppsa_exec.h's layout).
+  size_t scanFloats(program::ScanValue value) const;
   void transfer(const Op *ops, uint32_t count);
   void collective(const Op &op);
   void endStep();

@@ -88,6 +88,16 @@ void geluBackward(const float *z, const float *da, float *dz, int64_t n) {
   }
 }
 
+void reluForward(const float *z, float *a, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    a[k] = z[k] > 0.0f ? z[k] : 0.0f;
+}
+
+void reluBackward(const float *z, const float *da, float *dz, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    dz[k] = z[k] > 0.0f ? da[k] : 0.0f;
+}
+
 void add(float *acc, const float *x, int64_t n) {
   for (int64_t k = 0; k < n; ++k)
     acc[k] = acc[k] + x[k];

@@ -26,6 +26,10 @@ void geluForward(const float *z, float *a, int64_t n);
 // dz = da * gelu'(z).
 void geluBackward(const float *z, const float *da, float *dz, int64_t n);
 
+// ReLU: a = max(z, 0); dz = da * relu'(z), with relu'(0) = 0.
+void reluForward(const float *z, float *a, int64_t n);
+void reluBackward(const float *z, const float *da, float *dz, int64_t n);
+
 // acc[k] = acc[k] + x[k]: a fan-in sum of the stage graph, one term at a time.
 void add(float *acc, const float *x, int64_t n);
 

@@ -228,6 +228,11 @@ Program Loader::load(const json &doc) {
     fail(top.key(kSplitBackward), "expected a boolean, got " + describeValue(split));
   p.splitBackward = split.get<bool>();
 
+  if (auto scan = doc.find(str(kScanTensors)); scan != doc.end()) {
+    // Each is written by one compute op: bounded by their count.
+    p.scanTensors = toInt(*scan, top.key(kScanTensors), 0,
+                          std::min<int64_t>(countComputeOps(doc), kMaxInt));
+  }
   checkSize(doc, p);
   loadStageGraph(doc, p);
   loadCost(doc, p);
@@ -276,7 +281,7 @@ void Loader::checkVersion(const json &doc) const {
 void Loader::checkSize(const json &doc, const Program &p) const {
   const int64_t computeOps = countComputeOps(doc);
   const int64_t jobs = int64_t(p.stages) * p.microbatches;
-  const int64_t directions = p.splitBackward ? 3 : 2;
+  const int64_t directions = p.splitBackward && !p.scanned() ? 3 : 2;
   const int64_t limit = computeOps + 1024;
   if (jobs > limit || jobs * directions > limit)
     fail(JsonPath(), std::to_string(p.stages) + " stages x " +
@@ -434,11 +439,29 @@ Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
   if (has(schema::kStage))
     op.stage = int32_t(intOf(schema::kStage, 0, p.stages));
   switch (op.kind) {
+  case OpKind::Combine: {
+    const json &product = field(schema::kProduct);
+    const std::string text = product.is_string() ? product.get<std::string>() : "";
+    op.product = text == program::productName(program::ScanValue::Vector)
+                     ? program::ScanValue::Vector
+                 : text == program::productName(program::ScanValue::Matrix)
+                     ? program::ScanValue::Matrix
+                     : program::ScanValue::None;
+    if (op.product == program::ScanValue::None)
+      fail(at(schema::kProduct), "expected \"jv\" or \"jj\", got " + describeValue(product));
+  }
+    [[fallthrough]];
+  case OpKind::LossGrad:
+  case OpKind::Jacobian:
+    if (!p.scanned())
+      fail(where, "'" + opText + "' needs \"scan_tensors\" (a scanned backward)");
+    [[fallthrough]];
   case OpKind::Forward:
   case OpKind::Backward:
   case OpKind::BackwardWeight:
-    if (op.kind == OpKind::BackwardWeight && !p.splitBackward)
-      fail(where, "backward_weight needs \"split_backward\": true");
+    if (op.kind == OpKind::BackwardWeight && !p.splitBackward && !p.scanned())
+      fail(where, "backward_weight needs \"split_backward\": true (or a scanned "
+                  "backward's \"scan_tensors\")");
     op.microbatch = int32_t(intOf(schema::kMicrobatch, 0, p.microbatches));
     // Simulated times: present once the schedule was simulated.
     if (has(schema::kStart))
@@ -454,9 +477,11 @@ Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
     const bool send = op.kind == OpKind::Send;
     const Field f = send ? schema::kReads : schema::kWrites;
     op.tensor = loadTensorList(field(f), at(f), p);
-    program::TensorRef t = program::tensorOf(op.tensor, p.microbatches);
-    op.stage = int32_t(t.stage);
-    op.microbatch = int32_t(t.microbatch);
+    if (!p.isScanTensor(op.tensor)) { // a scan tensor has no (s, b) of its own
+      program::TensorRef t = program::tensorOf(op.tensor, p.microbatches);
+      op.stage = int32_t(t.stage);
+      op.microbatch = int32_t(t.microbatch);
+    }
   }
     [[fallthrough]];
   case OpKind::SendWeights:

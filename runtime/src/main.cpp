@@ -51,7 +51,8 @@ DataSpec dataSpec(const Options &o, int microbatches) {
 }
 
 ModelShape modelShape(const Options &o, int stages) {
-  return ModelShape{stages, o.hidden, o.layers, o.seed};
+  return ModelShape{stages, o.hidden, o.layers, o.seed,
+                    o.relu ? Activation::Relu : Activation::Gelu};
 }
 
 OptimizerConfig optimizerConfig(const Options &o) {
@@ -86,6 +87,21 @@ int referenceOnly(const Options &o, int rank) {
   return 0;
 }
 
+// What a scanned backward (BPPSA) needs of the run: "" or why not.
+std::string scannedSupport(const Options &o) {
+  if (o.backend != "cpu")
+    return "pipeline-run: a scanned backward (BPPSA) runs on --backend cpu only";
+  if (!o.modelLib.empty())
+    return "pipeline-run: a scanned backward (BPPSA) needs the built-in MLP's Jacobians; "
+           "a --model-lib library has none";
+  // A Jacobian is --batch blocks of --hidden x --hidden (CSR: about twice).
+  if (o.batch * o.hidden * o.hidden > int64_t(1) << 28)
+    return "pipeline-run: a scanned backward (BPPSA) holds --batch x --hidden^2 = " +
+           std::to_string(o.batch * o.hidden * o.hidden) +
+           " floats per Jacobian, more than 2^28";
+  return "";
+}
+
 int maxTag() {
   int *ub = nullptr, flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
@@ -116,6 +132,7 @@ int trainOn(const Options &o, const Program &program, Model &model, int rank,
   config.data = dataSpec(o, program.microbatches);
   config.failRank = o.failRank;
   config.failAtOp = o.failAtOp;
+  config.jacobians = *bppsa::storageNamed(o.jacobians);
   Executor executor(program, rank, model, backend, config);
 
   std::vector<OpTiming> timeline;
@@ -251,6 +268,8 @@ int run(int argc, char **argv, int rank, int size) {
     if (!o.check && o.failRank >= size)
       error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
               " is out of range [0, " + std::to_string(size) + ")";
+    else if (!o.check && program.scanned() && !scannedSupport(o).empty())
+      error = scannedSupport(o);
     else if (!o.check && o.failRank >= 0 &&
              size_t(o.failAtOp) >= program.ranks[o.failRank].ops.size())
       error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +

@@ -11,9 +11,9 @@ namespace {
 
 namespace sched = pipesched::scheduling;
 
-// Payload::what: the tensor kind of a transfer (0 act, 1 grad, as
+// Payload::what: the tensor kind of a transfer (0 act, 1 grad, 2 scan, as
 // TensorKind), weights, or the kind of a collective.
-enum What : int32_t { kWeights = 2, kAllreduce = 3, kReduce = 4 };
+enum What : int32_t { kWeights = 3, kAllreduce = 4, kReduce = 5 };
 
 std::string ordinal(size_t n) {
   const char *suffix = "th";
@@ -100,9 +100,12 @@ private:
           sched::CommOp comm;
           comm.isSend = isOutgoing(x.kind);
           comm.peer = x.peer;
-          comm.payload.what = x.kind == OpKind::Send || x.kind == OpKind::Recv
-                                  ? int32_t(program::tensorOf(x.tensor, p_.microbatches).kind)
-                                  : kWeights;
+          comm.payload.what =
+              x.kind == OpKind::Send || x.kind == OpKind::Recv
+                  ? int32_t(p_.isScanTensor(x.tensor)
+                                ? TensorKind::Scan
+                                : program::tensorOf(x.tensor, p_.microbatches).kind)
+                  : kWeights;
           comm.payload.stage = x.stage;
           comm.payload.microbatch = x.kind == OpKind::Send || x.kind == OpKind::Recv
                                         ? x.microbatch

@@ -42,6 +42,7 @@ int init(const pipesched_stage_config *c, float *params) {
 
 // Runs the layers, keeping Z_l and A_l in the workspace; the last layer's
 // activation goes to `output` (skipped when null: backward's recompute).
+template <Activation A>
 void run(const pipesched_stage_config *c, const float *params, int64_t rows,
          const float *input, float *output, float *ws) {
   const int64_t H = c->hidden, L = c->layers, block = rows * H;
@@ -52,24 +53,26 @@ void run(const pipesched_stage_config *c, const float *params, int64_t rows,
     linearForward(a, w, w + H * H, z, rows, H, H);
     float *next = l + 1 == L ? output : ws + (L + l) * block;
     if (next)
-      geluForward(z, next, block);
+      activationForward(A, z, next, block);
     a = next;
   }
 }
 
+template <Activation A>
 int forward(const pipesched_stage_config *c, const float *params, int64_t rows,
             const float *input, float *output, float *ws) {
-  run(c, params, rows, input, output, ws);
+  run<A>(c, params, rows, input, output, ws);
   return 0;
 }
 
+template <Activation A>
 int backward(const pipesched_stage_config *c, const float *params, int64_t rows,
              const float *input, const float *gradOutput, float *gradInput,
              float *gradParams, float *ws) {
   if (!gradInput && !gradParams)
     return 0;
   const int64_t H = c->hidden, L = c->layers, block = rows * H;
-  run(c, params, rows, input, nullptr, ws);
+  run<A>(c, params, rows, input, nullptr, ws);
   float *gz = ws + (2 * L - 1) * block;
   float *ga = ws + 2 * L * block;
   const float *g = gradOutput;
@@ -77,7 +80,7 @@ int backward(const pipesched_stage_config *c, const float *params, int64_t rows,
     const float *w = params + l * layerParams(c);
     const float *z = ws + l * block;
     const float *in = l == 0 ? input : ws + (L + l - 1) * block;
-    geluBackward(z, g, gz, block);
+    activationBackward(A, z, g, gz, block);
     if (gradParams) {
       float *gw = gradParams + l * layerParams(c);
       linearBackwardWeight(in, gz, gw, gw + H * H, rows, H, H);
@@ -92,14 +95,35 @@ int backward(const pipesched_stage_config *c, const float *params, int64_t rows,
   return 0;
 }
 
-const pipesched_stage_api kApi = {
-    PIPESCHED_STAGE_ABI_VERSION, "built-in MLP", numParams, workspaceFloats,
-    init, forward, backward,
+const pipesched_stage_api kGeluApi = {
+    PIPESCHED_STAGE_ABI_VERSION, "built-in MLP",        numParams, workspaceFloats,
+    init,                        forward<Activation::Gelu>, backward<Activation::Gelu>,
+};
+const pipesched_stage_api kReluApi = {
+    PIPESCHED_STAGE_ABI_VERSION, "built-in MLP (ReLU)", numParams, workspaceFloats,
+    init,                        forward<Activation::Relu>, backward<Activation::Relu>,
 };
 
 } // namespace
 
-const pipesched_stage_api *builtinMlpApi() { return &kApi; }
+void activationForward(Activation activation, const float *z, float *a, int64_t n) {
+  if (activation == Activation::Relu)
+    reluForward(z, a, n);
+  else
+    geluForward(z, a, n);
+}
+
+void activationBackward(Activation activation, const float *z, const float *da, float *dz,
+                        int64_t n) {
+  if (activation == Activation::Relu)
+    reluBackward(z, da, dz, n);
+  else
+    geluBackward(z, da, dz, n);
+}
+
+const pipesched_stage_api *builtinMlpApi(Activation activation) {
+  return activation == Activation::Relu ? &kReluApi : &kGeluApi;
+}
 
 std::vector<ParamTensor> mlpParamLayout(const pipesched_stage_config &c) {
   const int64_t H = c.hidden;

@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include "bppsa_exec.h"
+
 #include "mlp_stage.h"
 
 #include <dlfcn.h>
@@ -9,7 +11,7 @@
 namespace pipesched::runtime {
 
 Model::Model(const ModelShape &shape)
-    : shape_(shape), api_(builtinMlpApi()), name_(api_->name) {}
+    : shape_(shape), api_(builtinMlpApi(shape.activation)), name_(api_->name) {}
 
 Model::Model(const ModelShape &shape, const std::string &libraryPath)
     : shape_(shape), name_(libraryPath) {
@@ -69,7 +71,7 @@ int64_t Model::numParams(int stage) const {
 }
 
 std::vector<ParamTensor> Model::paramLayout(int stage) const {
-  if (api_ == builtinMlpApi())
+  if (!handle_) // the built-in MLP, either activation
     return mlpParamLayout(config(stage));
   return {ParamTensor{0, numParams(stage), -1, ParamTensor::Kind::Whole}};
 }
@@ -113,6 +115,19 @@ void Model::backward(int stage, const float *params, int64_t rows,
         "backward", stage);
   for (size_t k = 0; gradParams && k < partial_.size(); ++k)
     gradParams[k] += partial_[k];
+}
+
+} // namespace pipesched::runtime
+
+namespace pipesched::runtime {
+
+void Model::jacobian(int stage, const float *params, int64_t rows, const float *input,
+                     bppsa::Storage storage, float *out) const {
+  if (handle_)
+    throw std::runtime_error(name_ + ": a scanned backward (BPPSA) needs the built-in "
+                                     "MLP's Jacobians; a model library has none");
+  bppsa::writeJacobian(config(stage), shape_.activation, params, rows, input, storage,
+                       out);
 }
 
 } // namespace pipesched::runtime

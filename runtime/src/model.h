@@ -3,6 +3,7 @@
 // connect (the stage graph) is the program's business, not the model's.
 #pragma once
 
+#include "mlp_stage.h"
 #include "param_layout.h"
 #include "pipesched/runtime/stage_abi.h"
 
@@ -12,11 +13,16 @@
 
 namespace pipesched::runtime {
 
+namespace bppsa {
+enum class Storage : uint8_t;
+} // namespace bppsa
+
 struct ModelShape {
   int stages = 1;
   int64_t hidden = 64;
   int64_t layers = 1; // per stage
   uint64_t seed = 1;
+  Activation activation = Activation::Gelu; // the built-in MLP's (--activation)
 };
 
 class Model {
@@ -45,6 +51,12 @@ public:
   void backward(int stage, const float *params, int64_t rows,
                 const float *input, const float *gradOutput, float *gradInput,
                 float *gradParams);
+
+  // A scanned backward (BPPSA): stage's transposed Jacobian at `input` into
+  // out (bppsa_exec.h's layout). The built-in MLP only (a library's ABI has
+  // no Jacobians): throws std::runtime_error otherwise.
+  void jacobian(int stage, const float *params, int64_t rows, const float *input,
+                bppsa::Storage storage, float *out) const;
 
 private:
   pipesched_stage_config config(int stage) const;

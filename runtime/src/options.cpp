@@ -18,6 +18,7 @@ model and data (every rank derives the same values from --seed):
   --hidden H             width of every layer (default 64)
   --batch N              rows per microbatch (default 8)
   --layers-per-stage L   Linear+GELU layers per stage (default 1)
+  --activation gelu|relu the built-in MLP's activation (default gelu)
   --seed N               weights and data seed (default 1)
   --loss mse|ce          mean squared error or softmax cross-entropy (mse)
   --model-lib PATH.so    compute stages with a model library (stage_abi.h)
@@ -28,6 +29,8 @@ training:
 running:
   --backend cpu|cuda     compute and transport backend (default cpu); cuda:
                          cuBLAS on the GPU, built-in MLP only
+  --jacobians dense|csr  a scanned backward (BPPSA): hold each Jacobian
+                         dense or in CSR (exact zeros dropped) (default dense)
   --gpu-comm nccl|mpi    cuda: transfers and collectives on NCCL (default; a
                          GPU per rank), or over MPI through pinned host memory
                          (ranks may share a GPU)
@@ -138,6 +141,20 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
          o.backend = v;
          return std::nullopt;
        }},
+      {"--activation",
+       [&](const std::string &v) -> std::optional<std::string> {
+         if (v != "gelu" && v != "relu")
+           return "expects gelu or relu, got '" + v + "'";
+         o.relu = v == "relu";
+         return std::nullopt;
+       }},
+      {"--jacobians",
+       [&](const std::string &v) -> std::optional<std::string> {
+         if (v != "dense" && v != "csr")
+           return "expects dense or csr, got '" + v + "'";
+         o.jacobians = v;
+         return std::nullopt;
+       }},
       {"--gpu-comm",
        [&](const std::string &v) -> std::optional<std::string> {
          if (v == "nccl") o.gpuComm = GpuComm::Nccl;
@@ -196,6 +213,10 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
     return "--fail-rank and --fail-at-op go together";
   if (o.backend == "cuda" && !o.modelLib.empty())
     return "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)";
+  if (o.relu && !o.modelLib.empty())
+    return "--activation is an option of the built-in MLP, not of a --model-lib library";
+  if (o.relu && o.backend == "cuda")
+    return "--activation relu runs on --backend cpu only (the CUDA kernels are GELU)";
   if (o.backend != "cuda" && o.gpuComm != GpuComm::Nccl)
     return "--gpu-comm is an option of --backend cuda";
   if (o.hidden * o.hidden * o.layers > int64_t(1) << 30)

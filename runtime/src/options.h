@@ -36,6 +36,9 @@ struct Options {
   std::string modelLib;
   std::string backend = "cpu"; // or "cuda"
   GpuComm gpuComm = GpuComm::Nccl;
+  // How a scanned backward (BPPSA) holds its Jacobians: "dense" or "csr".
+  std::string jacobians = "dense";
+  bool relu = false; // --activation relu: the built-in MLP with ReLU
   bool help = false;
 
   float learningRate() const {

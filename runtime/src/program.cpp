@@ -57,8 +57,10 @@ std::string listString(const std::vector<int> &values) {
   return s + "]";
 }
 
-std::string describeTensor(int64_t id, int microbatches) {
-  program::TensorRef t = program::tensorOf(id, microbatches);
+std::string describeTensor(const Program &p, int64_t id) {
+  if (p.isScanTensor(id))
+    return "scan tensor " + std::to_string(id - p.scanBase());
+  program::TensorRef t = program::tensorOf(id, p.microbatches);
   return std::string(program::tensorKindName(t.kind)) + " (s=" +
          std::to_string(t.stage) + ", b=" + std::to_string(t.microbatch) + ")";
 }
@@ -70,11 +72,17 @@ std::string describe(const Program &program, const Op &op) {
   case OpKind::Forward:
   case OpKind::Backward:
   case OpKind::BackwardWeight:
+  case OpKind::LossGrad:
+  case OpKind::Jacobian:
     os << " (s=" << op.stage << ", b=" << op.microbatch << ")";
+    break;
+  case OpKind::Combine:
+    os << " " << program::productName(op.product) << " (s=" << op.stage
+       << ", b=" << op.microbatch << ")";
     break;
   case OpKind::Send:
   case OpKind::Recv:
-    os << " " << describeTensor(op.tensor, program.microbatches)
+    os << " " << describeTensor(program, op.tensor)
        << (op.kind == OpKind::Send ? " to rank " : " from rank ") << op.peer;
     break;
   case OpKind::SendWeights:

@@ -37,6 +37,8 @@ struct Op {
   int64_t tag = -1;
   int64_t bytes = 0;   // from the compiler's cost model, checked not used
   int64_t tensor = -1; // send / recv: the tensor id
+  // combine: what it makes (a scan vector from a vector, or a matrix).
+  program::ScanValue product = program::ScanValue::None;
   double start = 0, end = 0; // simulated times (compute ops)
   // group: its ops are RankProgram::children[first .. first + count);
   // compute: reads are RankProgram::tensorIds[first .. first + count),
@@ -73,12 +75,21 @@ struct Program {
   StageGraph graph;
   Cost cost;
   double makespan = 0;
+  // A scanned backward (BPPSA): the scan tensors after the act and grad
+  // ids, and what each holds (the validator fills it from the ops that
+  // write them, over all ranks: a receiver sizes its buffer from it).
+  int64_t scanTensors = 0;
+  std::vector<program::ScanValue> scanValue;
   std::vector<std::vector<int>> groups; // distinct collective groups, sorted
   std::vector<RankProgram> ranks;
 
+  bool scanned() const { return scanTensors > 0; }
+  // The first scan tensor id.
+  int64_t scanBase() const { return program::tensorCount(stages, microbatches); }
+  bool isScanTensor(int64_t id) const { return id >= scanBase(); }
   // Valid tensor ids are [0, tensorCount()).
   int64_t tensorCount() const {
-    return program::tensorCount(stages, microbatches);
+    return program::tensorCount(stages, microbatches, scanTensors);
   }
   size_t totalOps() const;
   // Frees the ops of every rank but `rank` (validation needed them all; the
@@ -92,8 +103,8 @@ struct OpRef {
   std::string str() const;
 };
 
-// "act (s=0, b=1)".
-std::string describeTensor(int64_t id, int microbatches);
+// "act (s=0, b=1)", "scan tensor 3".
+std::string describeTensor(const Program &program, int64_t id);
 // "forward (s=1, b=0)", "recv grad (s=2, b=0) from rank 2", ...
 std::string describe(const Program &program, const Op &op);
 // The same, a group listing its ops: "group (send ...; recv ...)".

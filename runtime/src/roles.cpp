@@ -5,6 +5,9 @@ namespace {
 
 using program::tensorId;
 
+// A role any scan tensor fills (the writer numbers them in program order).
+constexpr int64_t kAnyScan = -2;
+
 // Calls f(id) for each tensor the op should read, in operand order.
 template <class F> void forEachRole(const Program &p, const Op &op, bool reads, F &&f) {
   const StageGraph &g = p.graph;
@@ -15,9 +18,29 @@ template <class F> void forEachRole(const Program &p, const Op &op, bool reads, 
       f(act(s));
     else if (op.kind == OpKind::Backward && !g.predecessors(s).empty())
       f(tensorId(TensorKind::Grad, s, b, B));
+    else if (program::isScan(op.kind))
+      f(kAnyScan);
     return;
   }
-  if (op.kind != OpKind::Forward) {
+  switch (op.kind) {
+  case OpKind::LossGrad:
+    f(act(s));
+    return;
+  case OpKind::Combine:
+    f(kAnyScan);
+    f(kAnyScan);
+    return;
+  case OpKind::BackwardWeight:
+    if (!p.scanned())
+      break;
+    f(kAnyScan); // the gradient of its output, from the scan
+    for (int pred : g.predecessors(s))
+      f(act(pred));
+    return;
+  default:
+    break;
+  }
+  if (op.kind != OpKind::Forward && op.kind != OpKind::Jacobian) {
     if (g.isSink(s))
       f(act(s));
     else
@@ -32,7 +55,8 @@ bool matches(const Program &p, const Op &op, bool reads, IdList ids) {
   uint32_t k = 0;
   bool ok = true;
   forEachRole(p, op, reads, [&](int64_t id) {
-    ok = ok && k < ids.size() && ids[k] == id;
+    ok = ok && k < ids.size() &&
+         (id == kAnyScan ? p.isScanTensor(ids[k]) : ids[k] == id);
     ++k;
   });
   return ok && k == ids.size();
@@ -48,7 +72,7 @@ std::string stageList(const char *singular, const char *plural, StageList stages
 std::string idList(const Program &p, const Op &op, bool reads) {
   std::string s = "[";
   forEachRole(p, op, reads, [&](int64_t id) {
-    s += (s.size() > 1 ? ", " : "") + std::to_string(id);
+    s += (s.size() > 1 ? ", " : "") + (id == kAnyScan ? "scan" : std::to_string(id));
   });
   return s + "]";
 }
@@ -68,7 +92,15 @@ std::string expectedReads(const Program &p, const Op &op) {
   const int s = op.stage;
   const std::string mb = "microbatch " + std::to_string(op.microbatch);
   std::string why;
-  if (op.kind == OpKind::Forward) {
+  if (op.kind == OpKind::LossGrad) {
+    why = "its stage's output on " + mb;
+  } else if (op.kind == OpKind::Combine) {
+    why = "two scan tensors, the earlier part of the scan first";
+  } else if (op.kind == OpKind::BackwardWeight && p.scanned()) {
+    why = "the scan tensor holding its output's gradient, then " +
+          stageList("the output of stage", "the outputs of stages", g.predecessors(s)) +
+          " on " + mb;
+  } else if (op.kind == OpKind::Forward || op.kind == OpKind::Jacobian) {
     if (g.predecessors(s).empty())
       why = "stage " + std::to_string(s) + " has no predecessor: it reads the " + mb +
             "'s data";
@@ -92,6 +124,8 @@ std::string expectedWrites(const Program &p, const Op &op) {
   std::string why;
   if (op.kind == OpKind::Forward)
     why = "its output";
+  else if (program::isScan(op.kind))
+    why = "one scan tensor";
   else if (op.kind == OpKind::BackwardWeight)
     why = "the weight gradient stays on the rank";
   else if (p.graph.predecessors(op.stage).empty())

@@ -5,7 +5,11 @@
 //  - backward (s, b): reads grad(t, b) for s's successors t in edge order
 //    (at a sink: its own output act(s, b)), then what its forward read;
 //    writes grad(s, b) iff s has predecessors;
-//  - backward_weight (s, b): reads what its backward reads; writes nothing.
+//  - backward_weight (s, b): reads what its backward reads; writes nothing;
+//    in a scanned backward (BPPSA), a scan tensor (its output's gradient),
+//    then what its forward read;
+//  - loss_grad (s, b): reads act(s, b); jacobian (s, b): what its forward
+//    read; combine: two scan tensors; each writes one scan tensor.
 // The loader checks every compute op against these lists, so the executor
 // can rely on them.
 #pragma once

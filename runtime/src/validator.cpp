@@ -25,6 +25,7 @@ public:
 
   void run() {
     checkJobs();
+    checkScan();
     for (const RankProgram &rp : p_.ranks)
       checkRank(rp);
     checkTags();
@@ -42,10 +43,12 @@ private:
   }
 
   bool isWeightGradient(OpKind k) const {
-    return p_.splitBackward ? k == OpKind::BackwardWeight : k == OpKind::Backward;
+    return p_.splitBackward || p_.scanned() ? k == OpKind::BackwardWeight
+                                            : k == OpKind::Backward;
   }
 
   void checkJobs() const;
+  void checkScan();
   void checkRank(const RankProgram &rp);
   void checkTransfers(const RankProgram &rp, const Op &op, const OpRef &ref);
   void trackGradient(const RankProgram &rp, const Op &op, const OpRef &ref);
@@ -67,13 +70,19 @@ private:
 // program. The loader bounded stages x microbatches by the compute ops.
 void Validator::checkJobs() const {
   const int S = p_.stages, B = p_.microbatches;
-  const int directions = p_.splitBackward ? 3 : 2;
+  // A scanned backward has a forward and a weight gradient per (s, b) and
+  // its scan jobs (checked by checkScan) instead of backwards.
+  const int directions = p_.splitBackward || p_.scanned() ? 3 : 2;
   std::vector<OpRef> seen(size_t(S) * size_t(B) * size_t(directions));
   for (const RankProgram &rp : p_.ranks)
     for (size_t i = 0; i < rp.ops.size(); ++i) {
       const Op &op = rp.ops[i];
-      if (!isCompute(op.kind))
+      if (!isCompute(op.kind) || program::isScan(op.kind))
         continue;
+      if (op.kind == OpKind::Backward && p_.scanned())
+        fail(OpRef{int32_t(rp.rank), int32_t(i), -1},
+             describe(p_, op) + " cannot run in a scanned backward (the scan "
+                                "replaces every backward)");
       int d = op.kind == OpKind::Forward ? 0 : op.kind == OpKind::Backward ? 1 : 2;
       OpRef &slot = seen[(size_t(d) * S + size_t(op.stage)) * B + size_t(op.microbatch)];
       OpRef ref{int32_t(rp.rank), int32_t(i), -1};
@@ -84,12 +93,79 @@ void Validator::checkJobs() const {
   for (int d = 0; d < directions; ++d)
     for (int s = 0; s < S; ++s)
       for (int b = 0; b < B; ++b)
-        if (seen[(size_t(d) * S + size_t(s)) * B + size_t(b)].rank < 0) {
+        if (!(p_.scanned() && d == 1) &&
+            seen[(size_t(d) * S + size_t(s)) * B + size_t(b)].rank < 0) {
           OpKind k = d == 0 ? OpKind::Forward
                             : d == 1 ? OpKind::Backward : OpKind::BackwardWeight;
           fail(std::string(opName(k)) + " (s=" + std::to_string(s) +
                ", b=" + std::to_string(b) + ") runs on no rank");
         }
+}
+
+// A scanned backward (BPPSA) runs on a chain; each scan tensor is written
+// by exactly one op, which fixes what it holds (a vector or a matrix), and
+// every read gets what it needs: a combine's right operand and a Jacobian
+// are matrices, a jv's left operand and a weight gradient's are vectors.
+void Validator::checkScan() {
+  if (!p_.scanned())
+    return;
+  for (int s = 0; s < p_.stages; ++s) {
+    StageList preds = p_.graph.predecessors(s);
+    if (!(s == 0 ? preds.empty() : preds.size() == 1 && preds[0] == s - 1) ||
+        (s + 1 < p_.stages) == p_.graph.isSink(s))
+      fail("a scanned backward needs the chain of stages 0 -> 1 -> ... -> " +
+           std::to_string(p_.stages - 1) + "; stage " + std::to_string(s) +
+           " differs");
+  }
+  auto &value = const_cast<Program &>(p_).scanValue;
+  value.assign(size_t(p_.scanTensors), program::ScanValue::None);
+  std::vector<OpRef> writer(size_t(p_.scanTensors));
+  auto forEachScanOp = [&](auto &&f) {
+    for (const RankProgram &rp : p_.ranks)
+      for (size_t i = 0; i < rp.ops.size(); ++i)
+        if (program::isScan(rp.ops[i].kind) || rp.ops[i].kind == OpKind::BackwardWeight)
+          f(rp, rp.ops[i], OpRef{int32_t(rp.rank), int32_t(i), -1});
+  };
+  forEachScanOp([&](const RankProgram &rp, const Op &op, const OpRef &ref) {
+    if (op.kind == OpKind::LossGrad && !p_.graph.isSink(op.stage))
+      fail(ref, describe(p_, op) + ": the loss gradient is taken at the last stage");
+    if (op.kind == OpKind::Jacobian && op.stage == 0)
+      fail(ref, describe(p_, op) + ": stage 0's Jacobian is never scanned");
+    if (!program::isScan(op.kind))
+      return;
+    int64_t k = rp.writes(op)[0] - p_.scanBase();
+    if (writer[size_t(k)].rank >= 0)
+      fail(ref, describe(p_, op) + " writes " + describeTensor(p_, k + p_.scanBase()) +
+                    ", which " + writer[size_t(k)].str() + " writes too");
+    writer[size_t(k)] = ref;
+    value[size_t(k)] = op.kind == OpKind::LossGrad ? program::ScanValue::Vector
+                       : op.kind == OpKind::Jacobian ? program::ScanValue::Matrix
+                                                     : op.product;
+  });
+  auto expect = [&](const OpRef &ref, const Op &op, int64_t id, program::ScanValue want,
+                    const char *role) {
+    program::ScanValue got = value[size_t(id - p_.scanBase())];
+    if (got == want)
+      return;
+    auto name = [](program::ScanValue v) {
+      return v == program::ScanValue::Vector ? "a vector"
+             : v == program::ScanValue::Matrix ? "a matrix" : "written by no op";
+    };
+    fail(ref, describe(p_, op) + " reads " + describeTensor(p_, id) + " as its " + role +
+                  ", which needs " + name(want) + "; it is " + name(got));
+  };
+  forEachScanOp([&](const RankProgram &rp, const Op &op, const OpRef &ref) {
+    IdList reads = rp.reads(op);
+    if (op.kind == OpKind::Combine) {
+      expect(ref, op, reads[0], op.product, "left operand");
+      expect(ref, op, reads[1], program::ScanValue::Matrix, "right operand");
+    } else if (op.kind == OpKind::BackwardWeight) {
+      expect(ref, op, reads[0], program::ScanValue::Vector, "output gradient");
+    }
+  });
+  for (size_t k = 0; k < writer.size(); ++k)
+    if (writer[k].rank < 0)
+      fail(describeTensor(p_, int64_t(k) + p_.scanBase()) + " is written by no op");
 }
 
 // One pass over a rank's ops tracking what it holds: tensors computed or
@@ -120,12 +196,17 @@ void Validator::checkRank(const RankProgram &rp) {
     case OpKind::Forward:
     case OpKind::Backward:
     case OpKind::BackwardWeight:
-      if (!rp.ownsStage(op.stage) && weights_[size_t(op.stage)] != kFetched)
+    case OpKind::LossGrad:
+    case OpKind::Jacobian:
+    case OpKind::Combine:
+      // The loss gradient and the products use no weights.
+      if (op.kind != OpKind::LossGrad && op.kind != OpKind::Combine &&
+          !rp.ownsStage(op.stage) && weights_[size_t(op.stage)] != kFetched)
         fail(ref, describe(p_, op) + " needs stage " + s() + "'s weights, which " +
                       rankName + " neither owns nor fetched");
       for (int64_t id : rp.reads(op))
         if (holder_[size_t(id)] != r)
-          fail(ref, describe(p_, op) + " needs " + describeTensor(id, p_.microbatches) +
+          fail(ref, describe(p_, op) + " needs " + describeTensor(p_, id) +
                         ", which no earlier op of " + rankName + " computes or receives");
       for (int64_t id : rp.writes(op))
         holder_[size_t(id)] = r;
@@ -179,7 +260,7 @@ void Validator::checkTransfers(const RankProgram &rp, const Op &op, const OpRef 
       cref.child = int32_t(c);
     auto xs = [&] { return std::to_string(x.stage); };
     if (x.kind == OpKind::Send && holder_[size_t(x.tensor)] != r)
-      fail(cref, describe(p_, x) + " needs " + describeTensor(x.tensor, p_.microbatches) +
+      fail(cref, describe(p_, x) + " needs " + describeTensor(p_, x.tensor) +
                      ", which no earlier op of " + rankName() + " computes or receives");
     if (x.kind == OpKind::SendWeights && !rp.ownsStage(x.stage))
       fail(cref, describe(p_, x) + ": " + rankName() + " does not own stage " + xs());

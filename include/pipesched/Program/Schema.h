@@ -221,6 +221,14 @@ constexpr int64_t tensorId(TensorKind kind, int64_t stage, int64_t microbatch,
                            int64_t microbatches) {
   return 2 * (stage * microbatches + microbatch) + static_cast<int64_t>(kind);
 }
+/// What a scan tensor holds: a vector (rows x width, like a gradient) or a
+/// matrix (a product of stage Jacobians, one width x width block per row).
+/// A combine's `product` names what it makes: "jv" a vector, "jj" a matrix.
+enum class ScanValue : uint8_t { None, Vector, Matrix };
+constexpr std::string_view productName(ScanValue v) {
+  return v == ScanValue::Vector ? "jv" : v == ScanValue::Matrix ? "jj" : "?";
+}
+
 /// The act or grad tensor `id` (below tensorCount(stages, microbatches)).
 constexpr TensorRef tensorOf(int64_t id, int64_t microbatches) {
   int64_t pair = id / 2;

@@ -39,6 +39,12 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
   Option<bool> noMemoryCap{*this, "no-memory-cap",
                            llvm::cl::desc("Ignore the strategy's memory cap"),
                            llvm::cl::init(false)};
+  Option<int64_t> bppsaWidth{
+      *this, "bppsa-width",
+      llvm::cl::desc("Scan each microbatch's backward (BPPSA) with stages of "
+                     "this width (--sched-bppsa=width=H after placement); "
+                     "0 = back-propagation"),
+      llvm::cl::init(0)};
   Option<int64_t> prefetchDepth{
       *this, "prefetch-depth",
       llvm::cl::desc("Fetch weights this many jobs ahead"), llvm::cl::init(1)};

@@ -290,7 +290,7 @@ TEST(Loader, BackwardWeightNeedsSplit) {
   json d = program("zb-2.json");
   d["split_backward"] = false;
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[5]: backward_weight needs \"split_backward\": "
-                        "true");
+                        "true (or a scanned backward's \"scan_tensors\")");
 }
 
 // stages x microbatches is bounded by the compute ops in the file before

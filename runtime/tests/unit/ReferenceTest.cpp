@@ -144,7 +144,7 @@ TEST(Liveness, FreesAfterLastUse) {
       for (size_t i = 0; i < rp.ops.size(); ++i)
         for (uint32_t k = plan.offsets[i]; k < plan.offsets[i + 1]; ++k) {
           EXPECT_TRUE(freed.insert(plan.ids[k]).second);
-          EXPECT_EQ(last.at(plan.ids[k]), i) << describeTensor(plan.ids[k], p.microbatches);
+          EXPECT_EQ(last.at(plan.ids[k]), i) << describeTensor(p, plan.ids[k]);
         }
       EXPECT_EQ(freed.size(), last.size()) << name;
     }
