@@ -67,7 +67,7 @@ for data in files("test/**/*.mlir", "examples/**/*.mlir",
 # reads a first line "// lower: OPTIONS").
 options = [b"prefetch-depth=2", b"prefetch-depth=0 transfer-time=1", b"reorder",
            b"no-memory-cap", b"memory-cap=2", b"memory-cap-bytes=4096",
-           b"verify=false"]
+           b"verify=false", b"bppsa-width=4"]
 for data in files("examples/*.mlir", "runtime/tests/programs/*.mlir"):
     for option in options:
         add("fuzz-mlir-pipeline", b"// lower: " + option + b"\n" + data)

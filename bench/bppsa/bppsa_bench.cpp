@@ -5,7 +5,8 @@
 //   - by back-propagation: the S stage backwards in sequence (input and
 //     weight gradients), timed;
 //   - by BPPSA: the scan graph of lib/Scheduling/Bppsa (dense Jacobians),
-//     every job timed as it runs on one thread; the sum is BPPSA's work;
+//     run by runBppsa on one thread, every job timed; the sum is BPPSA's
+//     work;
 //   - calibrated on W workers: the scan graph with the measured durations,
 //     list-scheduled (lib/Scheduling/ListScheduler) with stages in contiguous
 //     blocks over W workers and products where their newest operand is:
@@ -114,50 +115,20 @@ Point measure(int64_t S, int64_t H, int64_t rows, int64_t W, int reps) {
   pt.modelCritical = metrics.criticalPath;
   pt.modelSequential = metrics.sequentialPath;
 
-  const bppsa::Storage dense = bppsa::Storage::Dense;
-  std::vector<std::vector<float>> value(graph.jobs.size());
   std::vector<std::vector<double>> jobTimes(graph.jobs.size());
-  std::vector<double> works;
-  std::vector<float> wgrad;
+  std::vector<double> works, lastRun;
+  // Run -1 warms the caches and the allocator up and is not recorded.
   for (int r = -1; r < reps; ++r) {
+    runBppsa(shape, graph, c, Activation::Gelu, bppsa::Storage::Dense, params, inputs,
+             lossGradient, &lastRun);
+    if (r < 0)
+      continue;
     double work = 0;
-    for (size_t i = 0; i < graph.jobs.size(); ++i) {
-      const BppsaJob &j = graph.jobs[i];
-      auto t0 = Clock::now();
-      switch (j.kind) {
-      case BppsaJobKind::LossGradient:
-        value[i] = lossGradient;
-        break;
-      case BppsaJobKind::Jacobian:
-        c.stage = int32_t(j.stage);
-        value[i].resize(size_t(bppsa::tensorFloats(bppsa::Value::Jacobian, dense, rows, H)));
-        bppsa::writeJacobian(c, Activation::Gelu, params[size_t(j.stage)].data(), rows,
-                             inputs[size_t(j.stage)].data(), dense, value[i].data());
-        break;
-      case BppsaJobKind::UpSweep:
-      case BppsaJobKind::DownSweep: {
-        const bppsa::Value left =
-            j.product == Product::JV ? bppsa::Value::Vector : bppsa::Value::Jacobian;
-        value[i].resize(size_t(bppsa::tensorFloats(left, dense, rows, H)));
-        bppsa::combine(left, value[j.inputs[0]].data(), value[j.inputs[1]].data(), dense,
-                       rows, H, value[i].data());
-        break;
-      }
-      case BppsaJobKind::WeightGradient:
-        c.stage = int32_t(j.stage);
-        wgrad.assign(params[size_t(j.stage)].size(), 0.0f);
-        api->backward(&c, params[size_t(j.stage)].data(), rows,
-                      inputs[size_t(j.stage)].data(), value[j.inputs[0]].data(), nullptr,
-                      wgrad.data(), ws.data());
-        break;
-      }
-      double t = seconds(t0, Clock::now());
-      if (r >= 0)
-        jobTimes[i].push_back(t);
-      work += t;
+    for (size_t i = 0; i < lastRun.size(); ++i) {
+      jobTimes[i].push_back(lastRun[i]);
+      work += lastRun[i];
     }
-    if (r >= 0)
-      works.push_back(work);
+    works.push_back(work);
   }
   pt.work = median(works);
 

@@ -438,21 +438,27 @@ static LogicalResult verifyEdges(JobOpInterface job, ValueRange operands,
   return success();
 }
 
+/// Checks that `acts` are what the job's stage's forward reads: the outputs
+/// of the forwards of its predecessors on its microbatch. In a rank program
+/// the producers live on other ranks: the deadlock verifier and the
+/// program's job count check the program instead.
+static LogicalResult verifyForwardInputs(JobOpInterface job, ValueRange acts) {
+  auto step = dyn_cast<StepOp>(job->getParentOp());
+  if (!step)
+    return success();
+  SmallVector<int64_t> preds;
+  step.getStagePreds(job.getStageIndex(), preds);
+  return verifyEdges(job, acts, "activation", preds, job.getMicrobatchIndex(),
+                     Direction::Forward);
+}
+
 Direction ForwardOp::getDirection() { return Direction::Forward; }
 
 LogicalResult ForwardOp::verify() {
   auto job = cast<JobOpInterface>(getOperation());
   if (failed(verifyJobCommon(job)))
     return failure();
-  // In a rank program the producers live on other ranks: the deadlock
-  // verifier and the program's job count check the program instead.
-  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
-  if (!step)
-    return success();
-  SmallVector<int64_t> preds;
-  step.getStagePreds(getStage(), preds);
-  return verifyEdges(job, getInputs(), "activation", preds, getMicrobatch(),
-                     Direction::Forward);
+  return verifyForwardInputs(job, getInputs());
 }
 
 Direction BackwardOp::getDirection() { return Direction::Backward; }
@@ -476,9 +482,7 @@ LogicalResult BackwardOp::verify() {
                         Direction::Backward);
   if (failed(grads))
     return failure();
-  step.getStagePreds(s, stages);
-  return verifyEdges(job, getActs(), "activation", stages, b,
-                     Direction::Forward);
+  return verifyForwardInputs(job, getActs());
 }
 
 Direction BackwardWeightOp::getDirection() { return Direction::BackwardWeight; }
@@ -544,10 +548,7 @@ LogicalResult BackwardWeightOp::verify() {
       diag << "a value that no scan job produces";
     return diag;
   }
-  SmallVector<int64_t> preds;
-  step.getStagePreds(s, preds);
-  return verifyEdges(job, getActs(), "activation", preds, b,
-                     Direction::Forward);
+  return verifyForwardInputs(job, getActs());
 }
 
 Direction LossGradOp::getDirection() { return Direction::Scan; }
@@ -577,13 +578,7 @@ LogicalResult JacobianOp::verify() {
     return emitOpError() << describeJob(job)
                          << ": stage 0's Jacobian is never scanned (no "
                             "gradient flows into its input)";
-  auto step = dyn_cast<StepOp>(getOperation()->getParentOp());
-  if (!step)
-    return success();
-  SmallVector<int64_t> preds;
-  step.getStagePreds(getStage(), preds);
-  return verifyEdges(job, getAct(), "activation", preds, getMicrobatch(),
-                     Direction::Forward);
+  return verifyForwardInputs(job, getAct());
 }
 
 Direction CombineOp::getDirection() { return Direction::Scan; }

@@ -141,7 +141,9 @@ void SchedBppsa::runOnOperation() {
   sch::BppsaMetrics metrics;
   OpBuilder builder(step.getContext());
   Location loc = step.getLoc();
-  for (auto [b, m] : llvm::enumerate(jobs)) {
+  for (size_t b = 0; b < jobs.size(); ++b) {
+    // Not a structured binding: lambdas below capture it (C++17).
+    MicrobatchJobs &m = jobs[b];
     shape.stageWorker.assign(static_cast<size_t>(S), 0);
     for (int64_t s = 0; s < S; ++s) {
       if (!m.forwards[size_t(s)] || !m.placedAt[size_t(s)]) {

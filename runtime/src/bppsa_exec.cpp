@@ -2,6 +2,7 @@
 
 #include "kernels.h"
 
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -188,7 +189,8 @@ BppsaBackward runBppsa(const scheduling::BppsaShape &shape,
                        Activation act, bppsa::Storage storage,
                        const std::vector<std::vector<float>> &params,
                        const std::vector<std::vector<float>> &inputs,
-                       const std::vector<float> &lossGradient) {
+                       const std::vector<float> &lossGradient,
+                       std::vector<double> *jobSeconds) {
   const int64_t S = shape.stages, H = c.hidden, rows = shape.rows;
   const pipesched_stage_api *api = builtinMlpApi(act);
   BppsaBackward out;
@@ -199,10 +201,13 @@ BppsaBackward runBppsa(const scheduling::BppsaShape &shape,
     return size_t(bppsa::tensorFloats(v, storage, rows, H));
   };
   std::vector<float> ws;
+  if (jobSeconds)
+    jobSeconds->assign(graph.jobs.size(), 0.0);
   for (size_t i = 0; i < graph.jobs.size(); ++i) {
     const BppsaJob &j = graph.jobs[i];
     if (j.microbatch != 0)
       break;
+    const auto start = std::chrono::steady_clock::now();
     switch (j.kind) {
     case BppsaJobKind::LossGradient:
       value[i] = lossGradient;
@@ -237,6 +242,9 @@ BppsaBackward runBppsa(const scheduling::BppsaShape &shape,
       break;
     }
     }
+    if (jobSeconds)
+      (*jobSeconds)[i] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return out;
 }

@@ -65,13 +65,15 @@ struct BppsaBackward {
 
 // Runs microbatch 0 of `graph` (built for `shape`, a chain of shape.stages
 // built-in MLP stages of `config`'s width and layers): `inputs[s]` is stage
-// s's input activation, `lossGradient` G.
+// s's input activation, `lossGradient` G. With `jobSeconds`, also the wall
+// time of each job, by index (the benchmark's calibration).
 BppsaBackward runBppsa(const scheduling::BppsaShape &shape,
                        const scheduling::BppsaGraph &graph,
                        pipesched_stage_config config, Activation act,
                        bppsa::Storage storage,
                        const std::vector<std::vector<float>> &params,
                        const std::vector<std::vector<float>> &inputs,
-                       const std::vector<float> &lossGradient);
+                       const std::vector<float> &lossGradient,
+                       std::vector<double> *jobSeconds = nullptr);
 
 } // namespace pipesched::runtime
