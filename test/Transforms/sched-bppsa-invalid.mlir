@@ -17,3 +17,7 @@ sched.step stages = 4, microbatches = 4, workers = 2 strategy #sched.interleaved
 // A valid spec (the WIDTH run refuses its width).
 sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {
 }
+
+// A scanned step has no torch schedule file (torch has no action for its jobs).
+// RUN: echo 'sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {}' | pipeline-opt --sched-expand --sched-place --sched-bppsa --sched-simulate | not pipeline-translate --sched-to-torch-csv 2>&1 | FileCheck %s --check-prefix=CSV
+// CSV: error: 'sched.loss_grad' op cannot be written as a torch CSV schedule: torch has no action for a job of a scanned backward (BPPSA)
