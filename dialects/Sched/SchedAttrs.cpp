@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -60,7 +61,7 @@ void SchedDialect::registerAttributes() {
 static constexpr int64_t kDefaultFwd = 1, kDefaultBwd = 2;
 
 CostAttr CostAttr::getDefault(MLIRContext *ctx) {
-  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {});
+  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {}, 0, 0);
 }
 
 int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
@@ -87,7 +88,8 @@ int64_t CostAttr::getOverlapDuration(int64_t forwardStage,
 LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> fwd, ArrayRef<int64_t> bwd,
                                ArrayRef<int64_t> bwdWeight, int64_t actBytes,
-                               int64_t weightBytes, ArrayRef<int64_t> fwdBwd) {
+                               int64_t weightBytes, ArrayRef<int64_t> fwdBwd,
+                               int64_t transfer, int64_t tickNs) {
   auto checkDurations = [&](StringRef key, ArrayRef<int64_t> values,
                             bool mayBeEmpty) -> LogicalResult {
     if (values.empty() && !mayBeEmpty)
@@ -105,6 +107,12 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   if (actBytes < 0 || weightBytes < 0)
     return emitError() << "cost sizes must be non-negative";
+  if (transfer < 0)
+    return emitError() << "cost 'transfer' has a negative duration "
+                       << transfer;
+  if (tickNs != 0 && tickNs != 1 && tickNs != 1000 && tickNs != 1000000)
+    return emitError() << "cost 'unit' must be ns, us or ms (a tick of "
+                       << tickNs << " ns)";
   return success();
 }
 
@@ -126,14 +134,14 @@ static ParseResult parseScalarOrList(AsmParser &p,
 
 Attribute CostAttr::parse(AsmParser &p, Type) {
   SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight, fwdBwd;
-  int64_t actBytes = 0, weightBytes = 0;
+  int64_t actBytes = 0, weightBytes = 0, transfer = 0, tickNs = 0;
   llvm::SmallDenseSet<StringRef> seen;
   if (p.parseLess())
     return {};
   if (succeeded(p.parseOptionalGreater()))
     return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                                 p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                                weightBytes, fwdBwd);
+                                weightBytes, fwdBwd, transfer, tickNs);
   do {
     StringRef key;
     SMLoc keyLoc = p.getCurrentLocation();
@@ -156,9 +164,27 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
       r = p.parseInteger(actBytes);
     else if (key == "weights")
       r = p.parseInteger(weightBytes);
-    else {
+    else if (key == "transfer")
+      r = p.parseInteger(transfer);
+    else if (key == "unit") {
+      StringRef unit;
+      SMLoc unitLoc = p.getCurrentLocation();
+      if (p.parseKeyword(&unit))
+        return {};
+      tickNs = llvm::StringSwitch<int64_t>(unit)
+                   .Case("ns", 1)
+                   .Case("us", 1000)
+                   .Case("ms", 1000000)
+                   .Default(0);
+      if (!tickNs) {
+        p.emitError(unitLoc) << "unknown time unit '" << unit
+                             << "' (expected ns, us or ms)";
+        return {};
+      }
+    } else {
       p.emitError(keyLoc) << "unknown cost key '" << key
-                          << "' (expected fwd, bwd, bwd_w, fwd_bwd, act or weights)";
+                          << "' (expected fwd, bwd, bwd_w, fwd_bwd, act, "
+                             "weights, transfer or unit)";
       return {};
     }
     if (failed(r))
@@ -168,7 +194,19 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
     return {};
   return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                               p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                              weightBytes, fwdBwd);
+                              weightBytes, fwdBwd, transfer, tickNs);
+}
+
+/// The keyword of a tick length the parser accepts.
+static StringRef timeUnitName(int64_t tickNs) {
+  switch (tickNs) {
+  case 1:
+    return "ns";
+  case 1000:
+    return "us";
+  default:
+    return "ms";
+  }
 }
 
 static void printScalarOrList(AsmPrinter &p, ArrayRef<int64_t> values) {
@@ -198,6 +236,10 @@ void CostAttr::print(AsmPrinter &p) const {
     p << ", act = " << getActBytes();
   if (getWeightBytes())
     p << ", weights = " << getWeightBytes();
+  if (getTransfer())
+    p << ", transfer = " << getTransfer();
+  if (hasTimeUnit())
+    p << ", unit = " << timeUnitName(getTickNs());
   p << '>';
 }
 

@@ -57,6 +57,17 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
 
     The defaults (`fwd = 1, bwd = 2`) follow the seed's simulator: one unit
     of the seed's Table 1 (forward + backward of a stage) is 3 ticks.
+
+    `transfer` is the time to move one tensor (an activation or a gradient)
+    between workers; `--sched-simulate` adds it to an input made on another
+    worker unless its `transfer-time` option says otherwise. `unit` gives
+    the ticks a real length (`ns`, `us` or `ms`), so that `--sched-stats`
+    predicts a step time; without it durations are abstract ticks. A
+    calibrated cost (`--sched-calibrate`, docs/calibration.md) has both:
+
+    ```mlir
+    #sched.cost<fwd = [41200, 40800], bwd = [85300, 84900], act = 2048, transfer = 6100, unit = ns>
+    ```
   }];
   let parameters = (ins
     ArrayRefParameter<"int64_t", "forward duration per stage">:$fwd,
@@ -64,7 +75,9 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     ArrayRefParameter<"int64_t", "weight-gradient duration per stage">:$bwdWeight,
     "int64_t":$actBytes,
     "int64_t":$weightBytes,
-    ArrayRefParameter<"int64_t", "overlapped F&B pair duration per stage">:$fwdBwd
+    ArrayRefParameter<"int64_t", "overlapped F&B pair duration per stage">:$fwdBwd,
+    "int64_t":$transfer,
+    "int64_t":$tickNs
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -75,6 +88,12 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     /// Whether the backward is split into `bwd` (input) and `bwd_w` (weights).
     bool isSplitBackward() const { return !getBwdWeight().empty(); }
     static CostAttr getDefault(::mlir::MLIRContext *ctx);
+    /// Whether ticks have a real length (`unit`).
+    bool hasTimeUnit() const { return getTickNs() > 0; }
+    /// `ticks` in milliseconds (0 without a unit).
+    double toMilliseconds(int64_t ticks) const {
+      return double(ticks) * double(getTickNs()) / 1e6;
+    }
     /// Duration of an overlapped pair: the forward of `forwardStage` fused
     /// with the backward (and weight half) of `backwardStage`; without
     /// `fwd_bwd`, the two one after the other.

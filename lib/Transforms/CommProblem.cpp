@@ -1,6 +1,6 @@
 //===- CommProblem.cpp - a simulated step as a planning problem -----------===//
 
-#include "CommProblem.h"
+#include "pipesched/Transforms/CommProblem.h"
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommProblem.h"
+#include "pipesched/Transforms/CommProblem.h"
 
 #include "pipesched/Transforms/Passes.h"
 

@@ -19,6 +19,11 @@ void pipesched::buildSchedulePipeline(OpPassManager &pm,
                                       const LowerOptions &options) {
   // On every step: the job graph, placed and simulated.
   OpPassManager &step = pm.nest<sched::StepOp>();
+  if (!options.costs.empty()) {
+    SchedCalibrateOptions calibrate;
+    calibrate.costs = options.costs;
+    step.addPass(createSchedCalibrate(calibrate));
+  }
   SchedExpandOptions expand;
   expand.maxJobs = options.maxJobs;
   step.addPass(createSchedExpand(expand));

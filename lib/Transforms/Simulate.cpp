@@ -212,7 +212,8 @@ LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
   for (auto [id, rank] : llvm::enumerate(ranks))
     graph.jobs[id].priority = rank;
 
-  options.transferTime = transferTime;
+  options.transferTime = transferTime >= 0 ? int64_t(transferTime)
+                                           : step.getCostOrDefault().getTransfer();
   if (memoryCapBytes > 0) {
     options.memoryCap.assign(W, memoryCapBytes);
   } else if (memoryCap > 0) {

@@ -6,11 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommProblem.h"
+#include "pipesched/Transforms/CommProblem.h"
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/ListScheduler.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepStats.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -38,6 +39,7 @@ struct StepStats {
   int64_t stages = 0, microbatches = 0, workers = 0;
   int64_t latency = 0;
   double unit = 1; ///< ticks of one stage's forward + backward (mean)
+  CostAttr cost;   ///< its `unit` gives ticks a real length
   std::vector<WorkerStats> perWorker;
   /// A scanned backward (--sched-bppsa): the scan's figures per microbatch
   /// as the pass recorded them, and the longest simulated backward (first
@@ -72,6 +74,7 @@ static FailureOr<StepStats> collect(StepOp step) {
   stats.workers = step.getWorkers();
   stats.perWorker.resize(stats.workers);
   CostAttr cost = step.getCostOrDefault();
+  stats.cost = cost;
   double sweep = 0;
   for (int64_t s = 0; s < stats.stages; ++s)
     for (Direction d : {Direction::Forward, Direction::Backward,
@@ -221,6 +224,12 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   os << llvm::format("latency: %lld ticks = %.4f units (1 unit = %.4f "
                      "ticks: one stage's forward + backward)\n",
                      (long long)s.latency, t.latencyUnits, s.unit);
+  if (s.cost.hasTimeUnit())
+    os << llvm::format("predicted step time: %.3f ms (%lld ticks of %lld "
+                       "ns; transfers %lld ticks each)\n",
+                       s.cost.toMilliseconds(s.latency), (long long)s.latency,
+                       (long long)s.cost.getTickNs(),
+                       (long long)s.cost.getTransfer());
   os << llvm::format("bubble: %.4f of total time (idle / (L*W)), %.4f of "
                      "ideal time (idle / busy, Megatron's (p-1)/m), %.4f "
                      "rate (Zero Bubble's (L - busiest worker's busy) / L)\n",
@@ -287,6 +296,10 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"rho", t.rho},
       {"bound", t.bound},
       {"per_worker", std::move(workers)}};
+  if (s.cost.hasTimeUnit()) {
+    result["tick_ns"] = s.cost.getTickNs();
+    result["latency_ms"] = s.cost.toMilliseconds(s.latency);
+  }
   if (s.scan) {
     llvm::json::Object scan;
     for (NamedAttribute entry : s.scan)
@@ -297,6 +310,13 @@ static llvm::json::Value toJson(const StepStats &s) {
     result["scan"] = std::move(scan);
   }
   return result;
+}
+
+FailureOr<llvm::json::Object> pipesched::collectStepStats(StepOp step) {
+  FailureOr<StepStats> stats = collect(step);
+  if (failed(stats))
+    return failure();
+  return std::move(*toJson(*stats).getAsObject());
 }
 
 void SchedStats::runOnOperation() {

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "pipesched/Target/Diagram.h"
 #include "pipesched/Target/Program.h"
 #include "pipesched/Target/TorchCSV.h"
 #include "pipesched/Tools/DiagnosticDefaults.h"
@@ -14,6 +15,7 @@ int main(int argc, char **argv) {
   pipesched::registerImportTorchCSV();
   pipesched::registerExportTorchCSV();
   pipesched::registerExportProgram();
+  pipesched::diagram::registerDiagramTranslations();
   pipesched::hideLLVMOptions();
   pipesched::addVersionPrinter();
   std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);

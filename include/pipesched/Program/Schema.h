@@ -45,9 +45,15 @@ inline constexpr std::string_view kOptional[] = {kScanTensors};
 namespace cost {
 inline constexpr std::string_view kFwd = "fwd", kBwd = "bwd", kBwdW = "bwd_w",
                                   kActBytes = "act_bytes",
-                                  kWeightBytes = "weight_bytes";
-inline constexpr std::string_view kAll[] = {kFwd, kBwd, kBwdW, kActBytes,
-                                            kWeightBytes};
+                                  kWeightBytes = "weight_bytes",
+                                  kTickNs = "tick_ns", kTransfer = "transfer";
+inline constexpr std::string_view kAll[] = {kFwd,         kBwd,    kBwdW,
+                                            kActBytes,    kWeightBytes,
+                                            kTickNs,      kTransfer};
+/// Fields a document may omit: `tick_ns` (nanoseconds per tick of every
+/// duration and of the makespan; absent or 0: abstract ticks) and
+/// `transfer` (ticks to move one tensor between workers; absent: 0).
+inline constexpr std::string_view kOptional[] = {kTickNs, kTransfer};
 } // namespace cost
 namespace rank {
 inline constexpr std::string_view kRank = "rank", kOwns = "owns", kOps = "ops";

@@ -52,6 +52,35 @@ def SchedPlace : Pass<"sched-place", "::pipesched::sched::StepOp"> {
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 
+def SchedCalibrate : Pass<"sched-calibrate", "::pipesched::sched::StepOp"> {
+  let summary = "Give a step the costs measured on a machine";
+  let description = [{
+    Reads a cost file (`pipeline-run --profile FILE`, format
+    `pipesched-costs`, docs/calibration.md) and replaces the step's
+    `#sched.cost` with it in nanoseconds: per-stage `fwd`, `bwd` (and
+    `bwd_w` when the step splits its backward), `act`, `weights`, a
+    `transfer` of one activation (`latency + per_byte * act`) and
+    `unit = ns`. `--sched-simulate` then times the schedule in nanoseconds
+    and `--sched-stats` predicts the step time in milliseconds.
+
+    The file must list one entry per stage of the step. A measured whole
+    backward cannot be split: a step that splits its backward needs a file
+    measured on a split program. A measured split backward is summed for a
+    step that does not split. Overlapped pairs (`fwd_bwd`) take the sum of
+    their parts. Refuses a scanned step (BPPSA's jobs carry their own
+    durations).
+
+    ```
+    pipeline-opt --sched-calibrate=costs=costs.json --sched-expand       --sched-place --sched-simulate --sched-stats spec.mlir
+    ```
+  }];
+  let options = [
+    Option<"costs", "costs", "std::string", /*default=*/"",
+           "The cost file (pipeline-run --profile)">,
+  ];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
 def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
   let summary = "Simulate a placed step and order every worker's jobs";
   let description = [{
@@ -69,8 +98,9 @@ def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
     in that order unless `reorder` is set.
   }];
   let options = [
-    Option<"transferTime", "transfer-time", "int64_t", /*default=*/"0",
-           "Time added to an input made on another worker">,
+    Option<"transferTime", "transfer-time", "int64_t", /*default=*/"-1",
+           "Time added to an input made on another worker; -1 = the "
+           "cost's `transfer` (0 without one)">,
     Option<"memoryCap", "memory-cap", "int64_t", /*default=*/"0",
            "Cap on live activations per worker, in (stage, microbatch) "
            "activations; 0 = the step's `cap`, if any">,

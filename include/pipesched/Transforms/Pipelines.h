@@ -16,14 +16,20 @@ namespace pipesched {
 /// Options of `pipeline-lower` (typed; `--pipeline-lower="transfer-time=2"`).
 /// Every option of every pass of the pipeline, under the pass's own name.
 struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
+  Option<std::string> costs{
+      *this, "costs",
+      llvm::cl::desc("Calibrate every step with this cost file first "
+                     "(--sched-calibrate; pipeline-run --profile writes it)"),
+      llvm::cl::init("")};
   Option<int64_t> maxJobs{
       *this, "max-jobs",
       llvm::cl::desc("Refuse to expand a step into more jobs than this"),
       llvm::cl::init(int64_t(1) << 22)};
   Option<int64_t> transferTime{
       *this, "transfer-time",
-      llvm::cl::desc("Time added to an input made on another worker"),
-      llvm::cl::init(0)};
+      llvm::cl::desc("Time added to an input made on another worker; -1 = "
+                     "the cost's `transfer` (0 without one)"),
+      llvm::cl::init(-1)};
   Option<int64_t> memoryCap{
       *this, "memory-cap",
       llvm::cl::desc("Live activations per worker; 0 = the strategy's cap"),

@@ -282,6 +282,11 @@ void ProgramWriter::writeHeader(llvm::json::OStream &h) {
     perStage(schema::cost::kBwdW, Direction::BackwardWeight);
     h.attribute(str(schema::cost::kActBytes), cost.getActBytes());
     h.attribute(str(schema::cost::kWeightBytes), cost.getWeightBytes());
+    // Optional: written only where the cost has them (older readers).
+    if (cost.getTransfer())
+      h.attribute(str(schema::cost::kTransfer), cost.getTransfer());
+    if (cost.hasTimeUnit())
+      h.attribute(str(schema::cost::kTickNs), cost.getTickNs());
   });
   h.attribute(str(top::kMakespan), makespan);
   if (!scanTensor.empty())

@@ -72,8 +72,22 @@ sched.step stages = 1, microbatches = 1, workers = 1 cost <act = -1> {
 // -----
 
 // Tests that unknown cost keys are named.
-// expected-error @below {{unknown cost key 'latency' (expected fwd, bwd, bwd_w, fwd_bwd, act or weights)}}
+// expected-error @below {{unknown cost key 'latency' (expected fwd, bwd, bwd_w, fwd_bwd, act, weights, transfer or unit)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <latency = 1> {
+}
+
+// -----
+
+// Tests that a transfer time is non-negative.
+// expected-error @below {{cost 'transfer' has a negative duration -3}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <transfer = -3> {
+}
+
+// -----
+
+// Tests that a time unit is one the printer can write back.
+// expected-error @below {{unknown time unit 'ps' (expected ns, us or ms)}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <unit = ps> {
 }
 
 // -----

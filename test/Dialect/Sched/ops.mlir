@@ -22,6 +22,27 @@ module @cost {
   }
 }
 
+// Tests a calibrated cost: a transfer time and a real time unit round-trip.
+// CHECK-LABEL: module @calibrated
+// CHECK-NEXT:    sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = [41200, 40800], bwd = [85300, 84900], act = 2048, transfer = 6100, unit = ns> {
+// GENERIC-LABEL: sym_name = "calibrated"
+// GENERIC:         cost = #sched.cost<fwd = [41200, 40800], bwd = [85300, 84900], act = 2048, transfer = 6100, unit = ns>
+module @calibrated {
+  sched.step stages = 2, microbatches = 1, workers = 2 cost <unit = ns, transfer = 6100, fwd = [41200, 40800], bwd = [85300, 84900], act = 2048> {
+  }
+}
+
+// Tests the coarser units.
+// CHECK-LABEL: module @units
+// CHECK-NEXT:    sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 3, bwd = 5, unit = us> {
+// CHECK:         sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 3, bwd = 5, unit = ms> {
+module @units {
+  sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 3, bwd = 5, unit = us> {
+  }
+  sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 3, bwd = 5, unit = ms> {
+  }
+}
+
 // Tests a full graph of two stages and one microbatch, with placement.
 // CHECK-LABEL: module @graph
 // CHECK-NEXT:    sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> {

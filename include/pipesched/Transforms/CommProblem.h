@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPESCHED_LIB_TRANSFORMS_COMMPROBLEM_H
-#define PIPESCHED_LIB_TRANSFORMS_COMMPROBLEM_H
+#ifndef PIPESCHED_TRANSFORMS_COMMPROBLEM_H
+#define PIPESCHED_TRANSFORMS_COMMPROBLEM_H
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/CommPlan.h"
@@ -28,4 +28,4 @@ llvm::FailureOr<StepCommProblem> buildCommProblem(sched::StepOp step,
 
 } // namespace pipesched
 
-#endif // PIPESCHED_LIB_TRANSFORMS_COMMPROBLEM_H
+#endif // PIPESCHED_TRANSFORMS_COMMPROBLEM_H

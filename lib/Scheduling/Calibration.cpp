@@ -1,0 +1,80 @@
+//===- Calibration.cpp - measured costs as a step's durations -------------===//
+
+#include "pipesched/Scheduling/Calibration.h"
+
+#include <cmath>
+
+using namespace pipesched::scheduling;
+
+static constexpr double kMaxNs = 9007199254740992.0; // 2^53
+
+static std::string checkList(const char *name, const std::vector<double> &v) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) || v[i] < 0 || v[i] >= kMaxNs)
+      return std::string(name) + "[" + std::to_string(i) + "] = " +
+             std::to_string(v[i]) +
+             " is not a duration (finite, >= 0, below 2^53 ns)";
+  return "";
+}
+
+std::string MeasuredCosts::check() const {
+  if (fwd.empty())
+    return "no stage was measured";
+  if (bwd.size() != fwd.size())
+    return "fwd lists " + std::to_string(fwd.size()) + " stages, bwd " +
+           std::to_string(bwd.size());
+  if (!bwdWeight.empty() && bwdWeight.size() != fwd.size())
+    return "fwd lists " + std::to_string(fwd.size()) + " stages, bwd_w " +
+           std::to_string(bwdWeight.size());
+  for (auto [name, list] : {std::pair{"fwd", &fwd}, std::pair{"bwd", &bwd},
+                            std::pair{"bwd_w", &bwdWeight}})
+    if (std::string error = checkList(name, *list); !error.empty())
+      return error;
+  if (actBytes < 0 || weightBytes < 0)
+    return "sizes must be non-negative";
+  for (auto [name, v] : {std::pair{"transfer latency", latencyNs},
+                         std::pair{"transfer per_byte", nsPerByte}})
+    if (!std::isfinite(v) || v < 0 || v >= kMaxNs)
+      return std::string(name) + " = " + std::to_string(v) +
+             " is not a duration (finite, >= 0, below 2^53 ns)";
+  if (latencyNs + nsPerByte * double(actBytes) >= kMaxNs)
+    return "one transfer of act_bytes takes 2^53 ns or more";
+  return "";
+}
+
+CalibratedCosts pipesched::scheduling::calibrate(const MeasuredCosts &m,
+                                                 int64_t tickNs, bool split) {
+  auto ticks = [&](double ns) {
+    return static_cast<int64_t>(std::llround(ns / double(tickNs)));
+  };
+  CalibratedCosts c;
+  for (size_t s = 0; s < m.fwd.size(); ++s) {
+    c.fwd.push_back(ticks(m.fwd[s]));
+    double weight = m.bwdWeight.empty() ? 0 : m.bwdWeight[s];
+    if (split) {
+      c.bwd.push_back(ticks(m.bwd[s]));
+      c.bwdWeight.push_back(ticks(weight));
+    } else {
+      c.bwd.push_back(ticks(m.bwd[s] + weight));
+    }
+  }
+  c.transfer = ticks(m.latencyNs + m.nsPerByte * double(m.actBytes));
+  c.actBytes = m.actBytes;
+  c.weightBytes = m.weightBytes;
+  return c;
+}
+
+std::string CalibratedCosts::verify(const MeasuredCosts &from,
+                                    bool split) const {
+  size_t n = from.fwd.size();
+  if (fwd.size() != n || bwd.size() != n ||
+      bwdWeight.size() != (split ? n : 0))
+    return "calibrated lists do not match the measured stages";
+  for (const std::vector<int64_t> *list : {&fwd, &bwd, &bwdWeight})
+    for (int64_t v : *list)
+      if (v < 0)
+        return "a calibrated duration is negative";
+  if (transfer < 0)
+    return "the calibrated transfer is negative";
+  return "";
+}
