@@ -22,7 +22,7 @@ endforeach()
 install(TARGETS ${_pipesched_libraries} EXPORT pipeschedTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(TARGETS pipeline-opt pipeline-translate pipeline-compile
+install(TARGETS pipeline-opt pipeline-translate pipeline-compile pipeline-report
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Public headers (sources) and the ones tablegen and configure generate.

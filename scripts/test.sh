@@ -16,6 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 ./scripts/setup.sh
+# Test-only: headless Chromium renders the diagrams and the report
+# (test/Tools/render-chromium.test).
+./scripts/install-packages.sh chromium
 
 logs=build/test-logs
 mkdir -p "$logs"

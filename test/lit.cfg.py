@@ -29,7 +29,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 
 tool_dirs = [config.pipesched_tools_dir, config.llvm_tools_dir]
 tools = ["pipeline-opt", "split-file", "not"]
-for optional in ["pipeline-translate", "pipeline-compile", "pipeline-run"]:
+for optional in ["pipeline-translate", "pipeline-compile", "pipeline-report", "pipeline-run"]:
     if os.path.exists(os.path.join(config.pipesched_tools_dir, optional)):
         tools.append(optional)
 llvm_config.add_tool_substitutions(tools, tool_dirs)
@@ -42,3 +42,15 @@ if mpirun and os.path.exists(os.path.join(config.pipesched_tools_dir, "pipeline-
     config.available_features.add("runtime")
     config.substitutions.append(
         ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe --bind-to none"))
+
+# Headless Chromium (Debian's chromium) renders the diagrams and the report
+# as a person would see them. Flags: no sandbox as root, no GPU, and no
+# background networking (this machine's network is closed).
+chromium = shutil.which("chromium")
+if chromium:
+    config.available_features.add("chromium")
+    config.substitutions.append(
+        ("%chromium", "timeout 120 " + chromium + " --headless --no-sandbox "
+         "--disable-gpu --disable-quic --no-first-run "
+         "--disable-background-networking --disable-component-update "
+         "--disable-sync --hide-scrollbars"))

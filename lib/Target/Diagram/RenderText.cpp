@@ -83,23 +83,51 @@ void pipesched::diagram::renderText(const Diagram &d, llvm::raw_ostream &os,
     ruler.pop_back();
   os << ruler << "\n";
 
+  // Each worker's boxes by start: a column shows the job that covers most
+  // of it (all of it when the grid is exact), its label in the job's first
+  // column, dashes after.
+  std::vector<std::vector<const Job *>> rows(size_t(std::max(0, d.workers)));
+  for (const Job &j : d.jobs)
+    if (!j.partOfPair && j.end > j.start)
+      rows[size_t(j.worker)].push_back(&j);
   for (int32_t w = 0; w < d.workers; ++w) {
+    std::vector<const Job *> &jobs = rows[size_t(w)];
+    llvm::stable_sort(jobs, [](const Job *a, const Job *b) {
+      return a->start < b->start;
+    });
+    std::vector<const Job *> shown(size_t(columns), nullptr);
+    size_t next = 0;
+    for (int64_t c = 0; c < columns; ++c) {
+      int64_t lo = c * quantum, hi = lo + quantum, best = 0;
+      while (next < jobs.size() && jobs[next]->end <= lo)
+        ++next;
+      for (size_t k = next; k < jobs.size() && jobs[k]->start < hi; ++k) {
+        int64_t overlap =
+            std::min(hi, jobs[k]->end) - std::max(lo, jobs[k]->start);
+        if (overlap > best) {
+          best = overlap;
+          shown[size_t(c)] = jobs[k];
+        }
+      }
+    }
     std::string row(size_t(columns) * cell, ' ');
     std::vector<int> color(row.size(), -1);
-    for (int64_t c = 0; c < columns; ++c)
-      row[size_t(c) * cell] = '.';
-    for (const Job &j : d.jobs) {
-      if (j.worker != w || j.partOfPair || j.end <= j.start)
-        continue;
-      int64_t first = j.start / quantum;
-      int64_t last = std::max(first + 1, ceilDiv(j.end, quantum));
-      size_t from = size_t(first) * cell, length = size_t(last - first) * cell - 1;
-      std::string text = j.label.substr(0, length);
-      text.resize(length, '-');
-      row.replace(from, length, text);
-      row[from + length] = ' ';
-      int shade = kPalette[size_t(j.microbatch) % std::size(kPalette)];
-      std::fill(color.begin() + from, color.begin() + from + length, shade);
+    for (int64_t c = 0; c < columns;) {
+      const Job *j = shown[size_t(c)];
+      int64_t span = 1;
+      while (c + span < columns && j && shown[size_t(c + span)] == j)
+        ++span;
+      size_t from = size_t(c) * cell, length = size_t(span) * cell - 1;
+      if (!j) {
+        row[from] = '.';
+      } else {
+        std::string text = j->label.substr(0, length);
+        text.resize(length, '-');
+        row.replace(from, length, text);
+        int shade = kPalette[size_t(j->microbatch) % std::size(kPalette)];
+        std::fill(color.begin() + from, color.begin() + from + length, shade);
+      }
+      c += span;
     }
     std::string name = "w" + std::to_string(w);
     os << name << std::string(margin - name.size(), ' ');
