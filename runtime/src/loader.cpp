@@ -340,6 +340,13 @@ void Loader::loadCost(const json &doc, Program &p) const {
   durations(kBwdW, p.cost.bwdW);
   p.cost.actBytes = intField(c, kActBytes, where, 0, kNoUpperBound);
   p.cost.weightBytes = intField(c, kWeightBytes, where, 0, kNoUpperBound);
+  // Optional (schema::cost::kOptional): older writers leave them out.
+  auto optional = [&](std::string_view key, int64_t &out) {
+    if (auto it = c.find(str(key)); it != c.end())
+      out = toInt(*it, where.key(key), 0, kNoUpperBound);
+  };
+  optional(kTickNs, p.cost.tickNs);
+  optional(kTransfer, p.cost.transfer);
 }
 
 void Loader::loadRank(const json &v, int index, Program &p) {

@@ -6,6 +6,7 @@
 #include "executor.h"
 #include "loader.h"
 #include "options.h"
+#include "profile_run.h"
 #include "reference.h"
 #include "timeline.h"
 #include "transport.h"
@@ -17,12 +18,12 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
 #include <memory>
 #include <new>
-#include <numeric>
 #include <string>
 
 using namespace pipesched::runtime;
@@ -125,6 +126,54 @@ std::unique_ptr<Backend> makeBackend(const Options &o, const Program &program,
   return std::make_unique<CpuBackend>(model, transport, data, optimizerConfig(o));
 }
 
+// Rank 0's verdict on the step time. The first step pays for first touches
+// and connection set-up, so it counts only when it is the only one.
+void printStepTime(const Program &program, const std::vector<double> &stepMs) {
+  const size_t first = stepMs.size() > 1 ? 1 : 0;
+  const std::vector<double> later(stepMs.begin() + first, stepMs.end());
+  const int steps = int(stepMs.size());
+  if (program.cost.tickNs > 0 && program.makespan > 0) {
+    // Ticks of a real length (a calibrated cost): a prediction to check.
+    const double predicted = program.makespan * double(program.cost.tickNs) / 1e6;
+    const double measured = median(later);
+    const std::string which =
+        steps > 1 ? "median of steps 2.." + std::to_string(steps) : "step 1";
+    std::printf("predicted step time %.3f ms (simulated makespan %g ticks of %lld ns) vs "
+                "measured %.3f ms (%s): error %+.1f%%\n",
+                predicted, program.makespan, (long long)program.cost.tickNs, measured,
+                which.c_str(), measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
+  } else {
+    double mean = 0;
+    for (double ms : later)
+      mean += ms / double(later.size());
+    if (program.makespan > 0)
+      std::printf("measured step time %.3f ms vs simulated makespan %g units "
+                  "(%.4f ms per unit)\n",
+                  mean, program.makespan, mean / program.makespan);
+    else
+      std::printf("measured step time %.3f ms (the program gives no makespan)\n", mean);
+  }
+  std::fflush(stdout);
+}
+
+// What --profile's cost file records of the run.
+ProfileContext profileContext(const Options &o, const Program &program, const Model &model) {
+  ProfileContext c;
+  c.backend = o.backend;
+  c.program = o.program;
+  c.model = o.modelLib.empty() ? "built-in MLP" : o.modelLib;
+  c.ranks = program.workers;
+  c.steps = o.steps;
+  c.hidden = o.hidden;
+  c.batch = o.batch;
+  c.layers = o.layers;
+  // An activation message: rows x hidden floats, what the executor sends.
+  c.actBytes = o.batch * o.hidden * int64_t(sizeof(float));
+  for (int s = 0; s < program.stages; ++s)
+    c.weightBytes = std::max(c.weightBytes, model.numParams(s) * int64_t(sizeof(float)));
+  return c;
+}
+
 // The steps, the summaries, the timeline and --verify, on a backend.
 int trainOn(const Options &o, const Program &program, Model &model, int rank,
             Transport &transport, Backend &backend) {
@@ -159,24 +208,28 @@ int trainOn(const Options &o, const Program &program, Model &model, int rank,
   summary.peakTensorBytes = double(executor.peakTensorBytes());
   summary.peakFetchedBytes = double(executor.peakFetchedBytes());
   printSummaries(MPI_COMM_WORLD, summary, o.timeout);
-  if (rank == 0) {
-    // The first step pays for first touches and connection set-up.
-    size_t first = stepMs.size() > 1 ? 1 : 0;
-    double mean = std::accumulate(stepMs.begin() + first, stepMs.end(), 0.0) /
-                  double(stepMs.size() - first);
-    if (program.makespan > 0)
-      std::printf("measured step time %.3f ms vs simulated makespan %g units "
-                  "(%.4f ms per unit)\n",
-                  mean, program.makespan, mean / program.makespan);
-    else
-      std::printf("measured step time %.3f ms (the program gives no makespan)\n", mean);
-    std::fflush(stdout);
-  }
+  if (rank == 0)
+    printStepTime(program, stepMs);
 
   int rc = 0;
   if (!o.timeline.empty()) {
     std::string err = writeTimeline(MPI_COMM_WORLD, program, rank, timeline, o.timeline,
                                     o.timeout);
+    if (!err.empty()) {
+      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
+      rc = 1;
+    }
+  }
+  if (!o.trace.empty()) {
+    std::string err = writeTrace(MPI_COMM_WORLD, program, rank, timeline, o.trace, o.timeout);
+    if (!err.empty()) {
+      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
+      rc = 1;
+    }
+  }
+  if (!o.profile.empty()) {
+    std::string err = writeProfile(MPI_COMM_WORLD, program, rank, timeline,
+                                   profileContext(o, program, model), o.profile, o.timeout);
     if (!err.empty()) {
       std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
       rc = 1;
@@ -270,6 +323,9 @@ int run(int argc, char **argv, int rank, int size) {
               " is out of range [0, " + std::to_string(size) + ")";
     else if (!o.check && program.scanned() && !scannedSupport(o).empty())
       error = scannedSupport(o);
+    else if (!o.check && program.scanned() && !o.profile.empty())
+      error = "pipeline-run: --profile times forwards and backwards per stage; a "
+              "scanned backward (BPPSA) has no backwards to time";
     else if (!o.check && o.failRank >= 0 &&
              size_t(o.failAtOp) >= program.ranks[o.failRank].ops.size())
       error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +

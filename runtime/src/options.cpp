@@ -40,6 +40,9 @@ running:
                          the GPU warm-up) and of NCCL's tear-down (default
                          the larger of 120 and --timeout)
   --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
+  --trace FILE           the same as a Chrome trace (Perfetto, chrome://tracing)
+  --profile FILE         measure this machine: per-stage compute medians and
+                         the transfer time, as a cost file for the compiler
   --fail-rank R --fail-at-op N
                          rank R exits with status 3 before its op N (first step)
 checking:
@@ -103,6 +106,14 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       return std::nullopt;
     };
   };
+  auto file = [](auto store) -> Setter {
+    return [=](const std::string &v) -> std::optional<std::string> {
+      if (v.empty())
+        return "expects a file name, got ''";
+      store(v);
+      return std::nullopt;
+    };
+  };
   const int64_t kBig = int64_t(1) << 30;
   std::map<std::string, Setter> valued = {
       {"--hidden", integer(1, 1 << 14, [&](int64_t x) { o.hidden = x; })},
@@ -119,6 +130,8 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       {"--setup-timeout", number(1e-3, [&](double x) { o.setupTimeout = x; })},
       {"--tolerance", number(0, [&](double x) { o.tolerance = x; })},
       {"--timeline", [&](const std::string &v) { o.timeline = v; return std::optional<std::string>(); }},
+      {"--trace", file([&](const std::string &v) { o.trace = v; })},
+      {"--profile", file([&](const std::string &v) { o.profile = v; })},
       {"--model-lib", [&](const std::string &v) { o.modelLib = v; return std::optional<std::string>(); }},
       {"--optimizer",
        [&](const std::string &v) -> std::optional<std::string> {

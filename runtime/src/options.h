@@ -28,6 +28,8 @@ struct Options {
   int failRank = -1;
   int64_t failAtOp = -1;
   std::string timeline;
+  std::string trace;   // --trace: Chrome trace of the measured timeline
+  std::string profile; // --profile: the measured cost file
   bool verify = false;
   double tolerance = 1e-5;
   bool referenceOnly = false;

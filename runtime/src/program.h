@@ -66,6 +66,9 @@ struct RankProgram {
 struct Cost {
   std::vector<double> fwd, bwd, bwdW;
   int64_t actBytes = 0, weightBytes = 0;
+  // Optional: nanoseconds per tick of every duration and of the makespan
+  // (0: abstract ticks), and ticks to move one tensor between workers.
+  int64_t tickNs = 0, transfer = 0;
 };
 
 struct Program {

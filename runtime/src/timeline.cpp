@@ -1,6 +1,8 @@
 #include "timeline.h"
 
 #include "agreement.h"
+#include "gather.h"
+#include "measured_trace.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -81,32 +83,36 @@ std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
     rows += line;
     rows += "\"" + describe(program, rp, op) + "\"\n";
   }
-  int size;
-  MPI_Comm_size(world, &size);
-  int length = int(rows.size());
-  std::vector<int> lengths(size), offsets(size);
-  MPI_Request request;
-  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world, &request);
-  waitOrAbort(&request, 1, rank, timeout, "the gathering of the timeline");
-  std::string all;
-  if (rank == 0) {
-    size_t total = 0;
-    for (int r = 0; r < size; ++r) {
-      offsets[r] = int(total);
-      total += size_t(lengths[r]);
-    }
-    all.resize(total);
-  }
-  MPI_Igatherv(rows.data(), length, MPI_CHAR, all.data(), lengths.data(),
-               offsets.data(), MPI_CHAR, 0, world, &request);
-  waitOrAbort(&request, 1, rank, timeout, "the gathering of the timeline");
+  std::vector<std::string> parts =
+      gatherToRoot(world, rows, rank, timeout, "the gathering of the timeline");
   if (rank != 0)
     return "";
   std::ofstream out(path);
-  out << "rank,step,op,kind,stage,microbatch,start_us,end_us,description\n" << all;
+  out << "rank,step,op,kind,stage,microbatch,start_us,end_us,description\n";
+  for (const std::string &part : parts)
+    out << part;
   out.close();
   if (!out)
     return "cannot write the timeline to " + path + ": " + std::strerror(errno);
+  return "";
+}
+
+std::string writeTrace(MPI_Comm world, const Program &program, int rank,
+                       const std::vector<OpTiming> &timeline, const std::string &path,
+                       double timeout) {
+  std::vector<std::string> parts =
+      gatherToRoot(world, packTraceOps(traceOps(program, rank, timeline)), rank, timeout,
+                   "the gathering of the trace");
+  if (rank != 0)
+    return "";
+  std::vector<std::vector<TraceOp>> perRank;
+  for (const std::string &part : parts)
+    perRank.push_back(unpackTraceOps(part));
+  std::ofstream out(path);
+  out << measuredTraceJson(perRank);
+  out.close();
+  if (!out)
+    return "cannot write the trace to " + path + ": " + std::strerror(errno);
   return "";
 }
 

@@ -1,5 +1,6 @@
 // What the run measured: a per-rank summary printed by rank 0, and the
-// per-op timeline (--timeline FILE), gathered to rank 0 and written as CSV.
+// per-op timeline, gathered to rank 0 and written as CSV (--timeline FILE)
+// or as a Chrome trace (--trace FILE).
 #pragma once
 
 #include "executor.h"
@@ -32,5 +33,11 @@ void printSummaries(MPI_Comm world, const RankSummary &mine, double timeout);
 std::string writeTimeline(MPI_Comm world, const Program &program, int rank,
                           const std::vector<OpTiming> &timeline,
                           const std::string &path, double timeout);
+
+// Collective over `world`: rank 0 writes every rank's ops as a Chrome trace
+// (measured_trace.h). Returns an error message on rank 0, or "".
+std::string writeTrace(MPI_Comm world, const Program &program, int rank,
+                       const std::vector<OpTiming> &timeline, const std::string &path,
+                       double timeout);
 
 } // namespace pipesched::runtime

@@ -45,23 +45,20 @@ void pipesched::diagram::renderTrace(const Diagram &d, llvm::raw_ostream &os) {
                  double(j.start) * us, double(j.end - j.start) * us,
                  {{"stage", j.stage}, {"microbatch", j.microbatch}});
   }
+  // Named as pipeline-run --trace names the ops that move them: "send to
+  // 1", "recv from 0", "send_weights 2", "fetch_weights 2".
   for (const Mark &m : d.marks) {
-    const char *what = m.kind == Mark::Weights      ? "weights"
-                       : m.kind == Mark::Activation ? "act"
-                       : m.kind == Mark::Gradient   ? "grad"
-                                                    : "scan";
-    std::string stage = " s" + std::to_string(m.stage) +
-                        (m.microbatch >= 0 ? " mb" + std::to_string(m.microbatch) : "");
-    double start = double(m.sent) * us, length = double(m.arrived - m.sent) * us;
     bool weights = m.kind == Mark::Weights;
+    double start = double(m.sent) * us, length = double(m.arrived - m.sent) * us;
+    std::string stage = std::to_string(m.stage);
     writer.slice(m.from, trace::kCommunication,
-                 std::string("send ") + what + stage + " to " + std::to_string(m.to),
+                 weights ? "send_weights " + stage : "send to " + std::to_string(m.to),
                  weights ? "send_weights" : "send", start, length,
                  {{"stage", m.stage}, {"microbatch", m.microbatch},
                   {"bytes", m.bytes}, {"peer", m.to}});
     writer.slice(m.to, trace::kCommunication,
-                 std::string(weights ? "fetch " : "recv ") + what + stage +
-                     " from " + std::to_string(m.from),
+                 weights ? "fetch_weights " + stage
+                         : "recv from " + std::to_string(m.from),
                  weights ? "fetch_weights" : "recv", start, length,
                  {{"stage", m.stage}, {"microbatch", m.microbatch},
                   {"bytes", m.bytes}, {"peer", m.from}});

@@ -9,7 +9,8 @@
 # a GPU per rank, else with --gpu-comm mpi (several ranks per GPU; NCCL
 # refuses two ranks of a communicator on one device). Also: two ranks on one
 # GPU refused under NCCL by name, one visible GPU per rank
-# (CUDA_VISIBLE_DEVICES per rank) accepted, eager module loading in effect.
+# (CUDA_VISIBLE_DEVICES per rank) accepted, eager module loading in effect,
+# and the files of --trace and --profile.
 #
 # Tolerances (--verify's normwise relative error ||gpu - ref|| / ||ref|| per
 # parameter tensor, docs/runtime.md, Verification): 1e-5 for SGD, where
@@ -175,6 +176,18 @@ check gpipe-2-adam-ce 2 gpipe-2 1e-4 --optimizer adam --loss ce
 check ddp-2 2 ddp-2 1e-5
 check fsdp-2 2 fsdp-2 1e-5
 check zb-2 2 zb-2 1e-5
+# --trace and --profile under cuda: device times of the ops, the ping-pong
+# over MPI; the files as the CPU tests check them.
+check zb-2-trace-profile 2 zb-2 1e-5 --steps 4 --trace "$logs/trace.json" --profile "$logs/costs.json"
+for what in "trace:check_trace.py $logs/trace.json $programs/zb-2.json 4" \
+  "profile:check_profile.py $logs/costs.json 2 2 --split"; do
+  # shellcheck disable=SC2086
+  if out=$(python3 "$here/../integration/"${what#*:} 2>&1); then
+    result "zb-2-${what%%:*}-file" PASS "($out)"
+  else
+    result "zb-2-${what%%:*}-file" FAIL "($out)"
+  fi
+done
 check interleaved-2 2 interleaved-2 1e-5 --layers-per-stage 2
 check 1f1b-4 4 1f1b-4 1e-5
 check ddp-8 8 ddp-8 1e-5

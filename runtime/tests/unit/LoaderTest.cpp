@@ -167,6 +167,32 @@ TEST(Loader, MissingAndMistypedFields) {
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[0].reads: expected an array, got number 0");
 }
 
+TEST(Loader, CostTickAndTransferAreOptional) {
+  json d = program("gpipe-2.json");
+  Program p = parseProgram(d.dump(), "t.json", 2);
+  EXPECT_EQ(p.cost.tickNs, 0);
+  EXPECT_EQ(p.cost.transfer, 0);
+  d["cost"]["tick_ns"] = 41200;
+  d["cost"]["transfer"] = 3;
+  p = parseProgram(d.dump(), "t.json", 2);
+  EXPECT_EQ(p.cost.tickNs, 41200);
+  EXPECT_EQ(p.cost.transfer, 3);
+  d["cost"]["tick_ns"] = -1;
+  EXPECT_EQ(errorOf(d), "t.json: cost.tick_ns: -1 must be at least 0");
+  d["cost"]["tick_ns"] = 1.5;
+  EXPECT_EQ(errorOf(d), "t.json: cost.tick_ns: expected an integer, got number 1.5");
+  d["cost"]["tick_ns"] = 0;
+  d["cost"]["transfer"] = "2";
+  EXPECT_EQ(errorOf(d), "t.json: cost.transfer: expected an integer, got string \"2\"");
+  d["cost"]["transfer"] = uint64_t(1) << 63;
+  EXPECT_EQ(errorOf(d), "t.json: cost.transfer: 9223372036854775808 is too large");
+  d["cost"]["transfer"] = -7;
+  EXPECT_EQ(errorOf(d), "t.json: cost.transfer: -7 must be at least 0");
+  d["cost"].erase("transfer");
+  d["cost"]["latency"] = 1;
+  EXPECT_EQ(errorOf(d), "t.json: cost: unknown field 'latency'");
+}
+
 TEST(Loader, UnknownOpsFieldsAndKinds) {
   json d = program("gpipe-2.json");
   d["ranks"][0]["ops"][0]["op"] = "forwrd";

@@ -1,0 +1,73 @@
+// --profile FILE without MPI: the compute samples of a rank, the
+// statistics, the transfer fit and the cost file
+// (include/pipesched/Program/Costs.h) that the compiler's calibration reads.
+// profile_run.h gathers the samples and measures the transfers.
+#pragma once
+
+#include "backend.h"
+#include "program.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipesched::runtime {
+
+// The directions of a stage's compute a cost file lists, in its order.
+enum class Direction : int64_t { Fwd = 0, Bwd = 1, BwdW = 2 };
+inline constexpr int kNumDirections = 3;
+
+// One timed compute op.
+struct ComputeSample {
+  int64_t stage = 0;
+  Direction direction = Direction::Fwd;
+  int64_t ns = 0;
+};
+
+// The forward, backward and backward_weight ops of this rank's `timeline`,
+// skipping step 1 when there are several (it pays for first touches).
+std::vector<ComputeSample> computeSamples(const Program &program, int rank,
+                                          const std::vector<OpTiming> &timeline,
+                                          int steps);
+std::string packSamples(const std::vector<ComputeSample> &samples);
+// Throws std::runtime_error on a malformed buffer.
+std::vector<ComputeSample> unpackSamples(const std::string &bytes);
+
+// The median (the mean of the two middle values for an even count); 0 for
+// none.
+double median(std::vector<double> values);
+
+// latency + perByte * bytes fitted to one-way times by least squares, both
+// clamped at 0 (a negative slope: the best constant; a negative intercept:
+// the best line through the origin).
+struct TransferFit {
+  double latency = 0, perByte = 0;
+};
+TransferFit fitTransfer(const std::vector<double> &bytes, const std::vector<double> &ns);
+
+// How the transfers were measured: a ping-pong between ranks 0 and 1 (none
+// with one rank).
+struct TransferMeasurement {
+  std::vector<int64_t> bytes;     // message sizes
+  std::vector<int64_t> rounds;    // timed round trips per size
+  std::vector<double> oneWayNs;   // median round trip / 2, per size
+};
+
+// What the cost file's `measured` records besides the samples.
+struct ProfileContext {
+  std::string backend, program, model;
+  int ranks = 0, steps = 0;
+  int64_t hidden = 0, batch = 0, layers = 0;
+  int64_t actBytes = 0, weightBytes = 0;
+};
+
+// The cost file of every rank's samples. Throws std::runtime_error naming
+// a stage and direction without samples.
+nlohmann::ordered_json costFile(const Program &program,
+                                const std::vector<ComputeSample> &samples,
+                                const TransferMeasurement &transfer,
+                                const ProfileContext &context);
+
+} // namespace pipesched::runtime

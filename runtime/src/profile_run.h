@@ -1,0 +1,24 @@
+// --profile FILE: after the steps, every rank's compute timings are
+// gathered to rank 0, ranks 0 and 1 time a ping-pong at several sizes, and
+// rank 0 writes the cost file (profile.h, Costs.h).
+#pragma once
+
+#include "backend.h"
+#include "profile.h"
+#include "program.h"
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace pipesched::runtime {
+
+// Collective over `world`. Every wait is bounded by `timeout` seconds
+// (agreement.h, waitOrAbort). Returns an error message on rank 0 (the file
+// not writable, a stage without samples), or "".
+std::string writeProfile(MPI_Comm world, const Program &program, int rank,
+                         const std::vector<OpTiming> &timeline, const ProfileContext &context,
+                         const std::string &path, double timeout);
+
+} // namespace pipesched::runtime
