@@ -173,11 +173,11 @@ nlohmann::ordered_json costFile(const Program &program,
   measured["transfer"] = {
       {"method", transfer.bytes.empty()
                      ? "none: one rank"
-                     : "ping-pong between ranks 0 and 1 over MPI in host memory; "
-                       "one way = median round trip / 2; latency + per_byte * bytes "
-                       "by least squares"},
+                     : "every rank sends to the next and receives from the previous "
+                       "at once, over MPI in host memory; one way = rank 0's median "
+                       "shift; latency + per_byte * bytes by least squares"},
       {"bytes", transfer.bytes},
-      {"round_trips", transfer.rounds},
+      {"shifts", transfer.rounds},
       {"one_way", transfer.oneWayNs}};
   doc[str(costs::kMeasured)] = measured;
   return doc;

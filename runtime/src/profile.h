@@ -51,8 +51,8 @@ TransferFit fitTransfer(const std::vector<double> &bytes, const std::vector<doub
 // with one rank).
 struct TransferMeasurement {
   std::vector<int64_t> bytes;     // message sizes
-  std::vector<int64_t> rounds;    // timed round trips per size
-  std::vector<double> oneWayNs;   // median round trip / 2, per size
+  std::vector<int64_t> rounds;    // timed shifts per size
+  std::vector<double> oneWayNs;   // rank 0's median shift, per size
 };
 
 // What the cost file's `measured` records besides the samples.

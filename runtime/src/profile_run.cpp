@@ -20,16 +20,16 @@ using Clock = std::chrono::steady_clock;
 constexpr int kTag = 1;
 constexpr int kWarmUp = 5;
 
-// Round trips per size: 200 for small messages, fewer for large ones (at
+// Shifts per size: 200 for small messages, fewer for large ones (at
 // most 32 MiB each way unless that leaves fewer than 20), so that the
 // other ranks, which wait for ranks 0 and 1 after it, are not kept long.
 int64_t roundsFor(int64_t bytes) {
   return std::clamp<int64_t>((int64_t(1) << 25) / std::max<int64_t>(bytes, 1), 20, 200);
 }
 
-// The sizes of the ping-pong: a small message, then one activation and 4x
+// The sizes of the ring's messages: a small one, then one activation and 4x
 // and 16x that (what pipeline transfers move).
-std::vector<int64_t> pingPongSizes(int64_t actBytes) {
+std::vector<int64_t> transferSizes(int64_t actBytes) {
   std::vector<int64_t> sizes = {64};
   for (int64_t k : {1, 4, 16})
     if (actBytes * k > 64)
@@ -37,40 +37,33 @@ std::vector<int64_t> pingPongSizes(int64_t actBytes) {
   return sizes;
 }
 
-// Ranks 0 and 1 bounce one message of each size; rank 0 times the round
-// trips. The others return at once. Every wait has the deadline.
-TransferMeasurement pingPong(MPI_Comm comm, int rank, int64_t actBytes, double timeout) {
+// Every rank sends one message of each size to the next rank and receives
+// one from the previous, all at once, as a pipeline's transfers go; rank 0
+// times each shift. Every rank takes part (every link is used, no rank
+// sleeps through it). Every wait has the deadline.
+TransferMeasurement ringShift(MPI_Comm comm, int rank, int ranks, int64_t actBytes,
+                              double timeout) {
   TransferMeasurement m;
-  if (rank > 1)
-    return m;
-  const std::string what = "--profile's ping-pong between ranks 0 and 1";
-  const int peer = 1 - rank;
-  for (int64_t bytes : pingPongSizes(actBytes)) {
+  const std::string what = "--profile's ring of transfers";
+  const int next = (rank + 1) % ranks, previous = (rank + ranks - 1) % ranks;
+  for (int64_t bytes : transferSizes(actBytes)) {
     if (bytes > int64_t(1) << 30)
       break; // MPI counts are ints: the fit has the smaller sizes
     std::vector<char> out(static_cast<size_t>(bytes), 1), in(out.size());
     const int64_t rounds = roundsFor(bytes);
-    std::vector<double> roundTrip;
+    std::vector<double> shift;
     for (int64_t i = 0; i < kWarmUp + rounds; ++i) {
       MPI_Request requests[2];
-      if (rank == 0) {
-        const Clock::time_point start = Clock::now();
-        MPI_Irecv(in.data(), int(bytes), MPI_BYTE, peer, kTag, comm, &requests[0]);
-        MPI_Isend(out.data(), int(bytes), MPI_BYTE, peer, kTag, comm, &requests[1]);
-        waitOrAbort(requests, 2, rank, timeout, what);
-        if (i >= kWarmUp)
-          roundTrip.push_back(
-              std::chrono::duration<double, std::nano>(Clock::now() - start).count());
-      } else {
-        MPI_Irecv(in.data(), int(bytes), MPI_BYTE, peer, kTag, comm, &requests[0]);
-        waitOrAbort(requests, 1, rank, timeout, what);
-        MPI_Isend(out.data(), int(bytes), MPI_BYTE, peer, kTag, comm, &requests[1]);
-        waitOrAbort(&requests[1], 1, rank, timeout, what);
-      }
+      const Clock::time_point start = Clock::now();
+      MPI_Irecv(in.data(), int(bytes), MPI_BYTE, previous, kTag, comm, &requests[0]);
+      MPI_Isend(out.data(), int(bytes), MPI_BYTE, next, kTag, comm, &requests[1]);
+      waitOrAbort(requests, 2, rank, timeout, what);
+      if (i >= kWarmUp)
+        shift.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count());
     }
     m.bytes.push_back(bytes);
     m.rounds.push_back(rounds);
-    m.oneWayNs.push_back(rank == 0 ? median(roundTrip) / 2 : 0);
+    m.oneWayNs.push_back(rank == 0 ? median(shift) : 0);
   }
   return m;
 }
@@ -85,14 +78,14 @@ std::string writeProfile(MPI_Comm world, const Program &program, int rank,
                    rank, timeout, "the gathering of --profile's timings");
 
   // A communicator of its own, so that no other message can match the
-  // ping-pong's (MPI_Comm_idup: every rank takes part, with the deadline).
+  // ring's (MPI_Comm_idup: every rank takes part, with the deadline).
   TransferMeasurement transfer;
   if (context.ranks >= 2) {
     MPI_Comm comm;
     MPI_Request request;
     MPI_Comm_idup(world, &comm, &request);
-    waitOrAbort(&request, 1, rank, timeout, "the set-up of --profile's ping-pong");
-    transfer = pingPong(comm, rank, context.actBytes, timeout);
+    waitOrAbort(&request, 1, rank, timeout, "the set-up of --profile's ring of transfers");
+    transfer = ringShift(comm, rank, context.ranks, context.actBytes, timeout);
     MPI_Comm_free(&comm);
   }
   if (rank != 0)
