@@ -60,7 +60,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 predict() {
   "$bin/pipeline-opt" --sched-calibrate=costs="$2" --pipeline-schedule \
     --sched-stats=json "$1" -o /dev/null |
-    python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["steps"][0]["latency_ms"])'
+    python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["steps"][0]["predicted_ms"])'
 }
 run_set() {
   local set="$1"

@@ -61,7 +61,8 @@ void SchedDialect::registerAttributes() {
 static constexpr int64_t kDefaultFwd = 1, kDefaultBwd = 2;
 
 CostAttr CostAttr::getDefault(MLIRContext *ctx) {
-  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {}, 0, 0);
+  return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {}, 0, 0,
+                       0, 0, {});
 }
 
 int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
@@ -89,7 +90,9 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> fwd, ArrayRef<int64_t> bwd,
                                ArrayRef<int64_t> bwdWeight, int64_t actBytes,
                                int64_t weightBytes, ArrayRef<int64_t> fwdBwd,
-                               int64_t transfer, int64_t tickNs) {
+                               int64_t transfer, int64_t tickNs,
+                               int64_t latency, int64_t bandwidth,
+                               ArrayRef<int64_t> optimizer) {
   auto checkDurations = [&](StringRef key, ArrayRef<int64_t> values,
                             bool mayBeEmpty) -> LogicalResult {
     if (values.empty() && !mayBeEmpty)
@@ -103,13 +106,21 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (failed(checkDurations("fwd", fwd, false)) ||
       failed(checkDurations("bwd", bwd, false)) ||
       failed(checkDurations("bwd_w", bwdWeight, true)) ||
-      failed(checkDurations("fwd_bwd", fwdBwd, true)))
+      failed(checkDurations("fwd_bwd", fwdBwd, true)) ||
+      failed(checkDurations("optimizer", optimizer, true)))
     return failure();
   if (actBytes < 0 || weightBytes < 0)
     return emitError() << "cost sizes must be non-negative";
   if (transfer < 0)
     return emitError() << "cost 'transfer' has a negative duration "
                        << transfer;
+  if (latency < 0)
+    return emitError() << "cost 'latency' has a negative duration " << latency;
+  if (bandwidth < 0)
+    return emitError() << "cost 'bandwidth' must be positive";
+  if (bandwidth > 0 && tickNs == 0)
+    return emitError() << "cost 'bandwidth' (bytes per second) needs a "
+                          "'unit' for its ticks";
   if (tickNs != 0 && tickNs != 1 && tickNs != 1000 && tickNs != 1000000)
     return emitError() << "cost 'unit' must be ns, us or ms (a tick of "
                        << tickNs << " ns)";
@@ -134,14 +145,17 @@ static ParseResult parseScalarOrList(AsmParser &p,
 
 Attribute CostAttr::parse(AsmParser &p, Type) {
   SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight, fwdBwd;
-  int64_t actBytes = 0, weightBytes = 0, transfer = 0, tickNs = 0;
+  SmallVector<int64_t> optimizer;
+  int64_t actBytes = 0, weightBytes = 0, transfer = 0, tickNs = 0,
+          latency = 0, bandwidth = 0;
   llvm::SmallDenseSet<StringRef> seen;
   if (p.parseLess())
     return {};
   if (succeeded(p.parseOptionalGreater()))
     return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                                 p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                                weightBytes, fwdBwd, transfer, tickNs);
+                                weightBytes, fwdBwd, transfer, tickNs,
+                                latency, bandwidth, optimizer);
   do {
     StringRef key;
     SMLoc keyLoc = p.getCurrentLocation();
@@ -166,6 +180,12 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
       r = p.parseInteger(weightBytes);
     else if (key == "transfer")
       r = p.parseInteger(transfer);
+    else if (key == "latency")
+      r = p.parseInteger(latency);
+    else if (key == "bandwidth")
+      r = p.parseInteger(bandwidth);
+    else if (key == "optimizer")
+      r = parseScalarOrList(p, optimizer);
     else if (key == "unit") {
       StringRef unit;
       SMLoc unitLoc = p.getCurrentLocation();
@@ -184,7 +204,8 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
     } else {
       p.emitError(keyLoc) << "unknown cost key '" << key
                           << "' (expected fwd, bwd, bwd_w, fwd_bwd, act, "
-                             "weights, transfer or unit)";
+                             "weights, optimizer, transfer, latency, "
+                             "bandwidth or unit)";
       return {};
     }
     if (failed(r))
@@ -194,7 +215,8 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
     return {};
   return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                               p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                              weightBytes, fwdBwd, transfer, tickNs);
+                              weightBytes, fwdBwd, transfer, tickNs,
+                                latency, bandwidth, optimizer);
 }
 
 /// The keyword of a tick length the parser accepts.
@@ -236,8 +258,16 @@ void CostAttr::print(AsmPrinter &p) const {
     p << ", act = " << getActBytes();
   if (getWeightBytes())
     p << ", weights = " << getWeightBytes();
+  if (!getOptimizer().empty()) {
+    p << ", optimizer = ";
+    printScalarOrList(p, getOptimizer());
+  }
   if (getTransfer())
     p << ", transfer = " << getTransfer();
+  if (getLatency())
+    p << ", latency = " << getLatency();
+  if (getBandwidth())
+    p << ", bandwidth = " << getBandwidth();
   if (hasTimeUnit())
     p << ", unit = " << timeUnitName(getTickNs());
   p << '>';

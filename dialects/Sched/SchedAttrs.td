@@ -62,11 +62,17 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     between workers; `--sched-simulate` adds it to an input made on another
     worker unless its `transfer-time` option says otherwise. `unit` gives
     the ticks a real length (`ns`, `us` or `ms`), so that `--sched-stats`
-    predicts a step time; without it durations are abstract ticks. A
-    calibrated cost (`--sched-calibrate`, docs/calibration.md) has both:
+    predicts a step time; without it durations are abstract ticks.
+
+    The replay of the rank programs (lib/Scheduling/ProgramReplay) also
+    times every message by its size, `latency + bytes / bandwidth`
+    (`latency` in ticks, `bandwidth` in bytes per second, which needs a
+    `unit`), the reductions from the same link, and each stage's
+    `optimizer` step. A calibrated cost (`--sched-calibrate`,
+    docs/calibration.md) has them all:
 
     ```mlir
-    #sched.cost<fwd = [41200, 40800], bwd = [85300, 84900], act = 2048, transfer = 6100, unit = ns>
+    #sched.cost<fwd = [41200, 40800], bwd = [85300, 84900], act = 2048, optimizer = [900, 880], transfer = 6100, latency = 5800, bandwidth = 6800000000, unit = ns>
     ```
   }];
   let parameters = (ins
@@ -77,7 +83,10 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     "int64_t":$weightBytes,
     ArrayRefParameter<"int64_t", "overlapped F&B pair duration per stage">:$fwdBwd,
     "int64_t":$transfer,
-    "int64_t":$tickNs
+    "int64_t":$tickNs,
+    "int64_t":$latency,
+    "int64_t":$bandwidth,
+    ArrayRefParameter<"int64_t", "optimizer step duration per stage">:$optimizer
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -90,6 +99,19 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     static CostAttr getDefault(::mlir::MLIRContext *ctx);
     /// Whether ticks have a real length (`unit`).
     bool hasTimeUnit() const { return getTickNs() > 0; }
+    /// The optimizer step of `stage` (0 without `optimizer`).
+    int64_t getOptimizerDuration(int64_t stage) const {
+      ::llvm::ArrayRef<int64_t> v = getOptimizer();
+      return v.empty() ? 0 : v.size() == 1 ? v.front() : v[stage];
+    }
+    /// Ticks to move `bytes` between workers under the link model
+    /// (`latency`, `bandwidth`), or `transfer` without one.
+    double getMessageTicks(int64_t bytes) const {
+      if (getBandwidth() <= 0 || !hasTimeUnit())
+        return double(getTransfer());
+      return double(getLatency()) +
+             double(bytes) * 1e9 / double(getBandwidth()) / double(getTickNs());
+    }
     /// `ticks` in milliseconds (0 without a unit).
     double toMilliseconds(int64_t ticks) const {
       return double(ticks) * double(getTickNs()) / 1e6;

@@ -306,7 +306,8 @@ LogicalResult StepOp::verifyRegions() {
        {std::pair<StringRef, ArrayRef<int64_t>>{"fwd", cost.getFwd()},
         {"bwd", cost.getBwd()},
         {"bwd_w", cost.getBwdWeight()},
-        {"fwd_bwd", cost.getFwdBwd()}}) {
+        {"fwd_bwd", cost.getFwdBwd()},
+        {"optimizer", cost.getOptimizer()}}) {
     if (values.size() > 1 && static_cast<int64_t>(values.size()) != numStages)
       return emitOpError() << "cost '" << key << "' lists " << values.size()
                            << " durations for " << numStages << " stages";

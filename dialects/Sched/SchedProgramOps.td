@@ -200,7 +200,8 @@ def Sched_ProgramOp : Sched_Op<"program", [
     What `--sched-lower-ranks` makes of a simulated `sched.step`: one
     `sched.rank` per worker, in rank order, and what every rank needs to
     know of the step (its shape, stage graph and cost model; `makespan` is
-    the simulated step time). Every job of the step runs on exactly one
+    the simulated step time, `replayed` the time of these rank programs
+    replayed with rendezvous transfers, lib/Scheduling/ProgramReplay). Every job of the step runs on exactly one
     rank, unless the program is `partial` (a fragment, as in tests). A verifier knows what may appear where: jobs
     and the job graph in a step, communication only in rank programs.
 
@@ -221,13 +222,15 @@ def Sched_ProgramOp : Sched_Op<"program", [
     OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
     Sched_CostAttr:$cost,
     NonNegI64Prop:$makespan,
+    OptionalAttr<I64Attr>:$replayed,
     UnitAttr:$partial
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? `cost` $cost
-    `makespan` $makespan (`partial` $partial^)? attr-dict-with-keyword $body
+    `makespan` $makespan (`replayed` $replayed^)? (`partial` $partial^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

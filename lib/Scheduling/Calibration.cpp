@@ -2,6 +2,7 @@
 
 #include "pipesched/Scheduling/Calibration.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace pipesched::scheduling;
@@ -26,8 +27,12 @@ std::string MeasuredCosts::check() const {
   if (!bwdWeight.empty() && bwdWeight.size() != fwd.size())
     return "fwd lists " + std::to_string(fwd.size()) + " stages, bwd_w " +
            std::to_string(bwdWeight.size());
-  for (auto [name, list] : {std::pair{"fwd", &fwd}, std::pair{"bwd", &bwd},
-                            std::pair{"bwd_w", &bwdWeight}})
+  if (!optimizer.empty() && optimizer.size() != fwd.size())
+    return "fwd lists " + std::to_string(fwd.size()) + " stages, optimizer " +
+           std::to_string(optimizer.size());
+  for (auto [name, list] :
+       {std::pair{"fwd", &fwd}, std::pair{"bwd", &bwd},
+        std::pair{"bwd_w", &bwdWeight}, std::pair{"optimizer", &optimizer}})
     if (std::string error = checkList(name, *list); !error.empty())
       return error;
   if (actBytes < 0 || weightBytes < 0)
@@ -58,7 +63,12 @@ CalibratedCosts pipesched::scheduling::calibrate(const MeasuredCosts &m,
       c.bwd.push_back(ticks(m.bwd[s] + weight));
     }
   }
+  for (double ns : m.optimizer)
+    c.optimizer.push_back(ticks(ns));
   c.transfer = ticks(m.latencyNs + m.nsPerByte * double(m.actBytes));
+  c.latency = ticks(m.latencyNs);
+  // Bytes per second; per_byte >= 2^-53 ns keeps it within int64.
+  c.bandwidth = m.nsPerByte > 0 ? std::llround(std::min(1e9 / m.nsPerByte, 9e18)) : 0;
   c.actBytes = m.actBytes;
   c.weightBytes = m.weightBytes;
   return c;
@@ -70,11 +80,13 @@ std::string CalibratedCosts::verify(const MeasuredCosts &from,
   if (fwd.size() != n || bwd.size() != n ||
       bwdWeight.size() != (split ? n : 0))
     return "calibrated lists do not match the measured stages";
-  for (const std::vector<int64_t> *list : {&fwd, &bwd, &bwdWeight})
+  if (optimizer.size() != from.optimizer.size())
+    return "calibrated optimizer steps do not match the measured ones";
+  for (const std::vector<int64_t> *list : {&fwd, &bwd, &bwdWeight, &optimizer})
     for (int64_t v : *list)
       if (v < 0)
         return "a calibrated duration is negative";
-  if (transfer < 0)
+  if (transfer < 0 || latency < 0 || bandwidth < 0)
     return "the calibrated transfer is negative";
   return "";
 }

@@ -54,6 +54,8 @@ public:
     if (!list(keys::kFwd, *stages, false, m.fwd) ||
         !list(keys::kBwd, *stages, false, m.bwd) ||
         !list(keys::kBwdW, *stages, true, m.bwdWeight) ||
+        (doc.get(str(keys::kOptimizer)) &&
+         !list(keys::kOptimizer, *stages, true, m.optimizer)) ||
         !size(keys::kActBytes, m.actBytes) ||
         !size(keys::kWeightBytes, m.weightBytes))
       return std::nullopt;
@@ -173,5 +175,6 @@ void SchedCalibrate::runOnOperation() {
   step.setCostAttr(CostAttr::get(
       step.getContext(), calibrated.fwd, calibrated.bwd, calibrated.bwdWeight,
       calibrated.actBytes, calibrated.weightBytes, /*fwdBwd=*/{},
-      calibrated.transfer, kTickNs));
+      calibrated.transfer, kTickNs, calibrated.latency, calibrated.bandwidth,
+      calibrated.optimizer));
 }

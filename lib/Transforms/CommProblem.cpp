@@ -85,3 +85,16 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
   }
   return result;
 }
+
+sch::ReplayCosts pipesched::replayCostsOf(CostAttr cost, int64_t stages) {
+  sch::ReplayCosts costs;
+  costs.transfer = double(cost.getTransfer());
+  if (cost.getBandwidth() > 0 && cost.hasTimeUnit()) {
+    costs.latency = double(cost.getLatency());
+    costs.perByte = cost.getMessageTicks(1) - costs.latency;
+  }
+  if (!cost.getOptimizer().empty())
+    for (int64_t s = 0; s < stages; ++s)
+      costs.optimizer.push_back(double(cost.getOptimizerDuration(s)));
+  return costs;
+}

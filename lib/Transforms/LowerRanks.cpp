@@ -13,6 +13,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <cmath>
+
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDLOWERRANKS
 #include "pipesched/Transforms/Passes.h.inc"
@@ -40,7 +42,7 @@ public:
         tensorType(sched::TensorType::get(step.getContext())) {}
   /// Creates the program before the step, moves the jobs into its ranks and
   /// erases the step.
-  void build();
+  void build(int64_t replayed);
 
 private:
   void buildRank(int32_t worker, Block &body);
@@ -193,7 +195,7 @@ void RankBuilder::buildRank(int32_t worker, Block &body) {
   }
 }
 
-void RankBuilder::build() {
+void RankBuilder::build(int64_t replayed) {
   int64_t makespan = 0;
   for (const sch::PlannedJob &job : input.problem.jobs)
     makespan = std::max(makespan, job.end);
@@ -201,7 +203,7 @@ void RankBuilder::build() {
   auto program = ProgramOp::create(
       builder, step.getLoc(), step.getStages(), step.getMicrobatches(),
       step.getWorkers(), step.getStageGraphAttr(), step.getCostOrDefault(),
-      makespan, /*partial=*/UnitAttr());
+      makespan, builder.getI64IntegerAttr(replayed), /*partial=*/UnitAttr());
   Block *body = new Block();
   program.getBody().push_back(body);
   local.resize(plan.programs.size());
@@ -233,7 +235,16 @@ static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
       step.emitOpError() << "communication plan is invalid: " << error;
       return false;
     }
-  RankBuilder(step, *input, plan).build();
+  // The programs' own time: transfers as rendezvous, a sender waiting for
+  // its receiver (what a calibrated cost predicts, docs/calibration.md).
+  CostAttr cost = step.getCostOrDefault();
+  sch::ReplayResult replay = sch::replayPrograms(
+      input->problem, plan, replayCostsOf(cost, step.getStages()));
+  if (std::string error = replay.verify(input->problem, plan); !error.empty()) {
+    step.emitOpError() << "cannot replay the rank programs: " << error;
+    return false;
+  }
+  RankBuilder(step, *input, plan).build(std::llround(replay.makespan));
   return true;
 }
 

@@ -19,6 +19,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDSTATS
 #include "pipesched/Transforms/Passes.h.inc"
@@ -40,6 +42,8 @@ struct StepStats {
   int64_t latency = 0;
   double unit = 1; ///< ticks of one stage's forward + backward (mean)
   CostAttr cost;   ///< its `unit` gives ticks a real length
+  /// The rank programs replayed with rendezvous transfers (ProgramReplay.h).
+  int64_t replayed = 0;
   std::vector<WorkerStats> perWorker;
   /// A scanned backward (--sched-bppsa): the scan's figures per microbatch
   /// as the pass recorded them, and the longest simulated backward (first
@@ -118,8 +122,14 @@ static FailureOr<StepStats> collect(StepOp step) {
         stats.backwardSpan = std::max(stats.backwardSpan, last - first);
   }
 
-  scheduling::Traffic traffic = scheduling::accountTraffic(
-      problem, scheduling::planCommunication(problem));
+  scheduling::CommPlan plan = scheduling::planCommunication(problem);
+  scheduling::Traffic traffic = scheduling::accountTraffic(problem, plan);
+  // The rank programs' own time (rendezvous transfers), as lowered.
+  scheduling::ReplayResult replay = scheduling::replayPrograms(
+      problem, plan, replayCostsOf(cost, stats.stages));
+  if (std::string error = replay.verify(problem, plan); !error.empty())
+    return step.emitOpError() << "cannot replay the rank programs: " << error;
+  stats.replayed = std::llround(replay.makespan);
   for (int64_t n : traffic.scanReceived)
     stats.scanRecv += n;
   for (auto [w, ws] : llvm::enumerate(stats.perWorker)) {
@@ -225,11 +235,11 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                      "ticks: one stage's forward + backward)\n",
                      (long long)s.latency, t.latencyUnits, s.unit);
   if (s.cost.hasTimeUnit())
-    os << llvm::format("predicted step time: %.3f ms (%lld ticks of %lld "
-                       "ns; transfers %lld ticks each)\n",
-                       s.cost.toMilliseconds(s.latency), (long long)s.latency,
+    os << llvm::format("predicted step time: %.3f ms (replayed %lld ticks "
+                       "of %lld ns; the job simulation alone: %.3f ms)\n",
+                       s.cost.toMilliseconds(s.replayed), (long long)s.replayed,
                        (long long)s.cost.getTickNs(),
-                       (long long)s.cost.getTransfer());
+                       s.cost.toMilliseconds(s.latency));
   os << llvm::format("bubble: %.4f of total time (idle / (L*W)), %.4f of "
                      "ideal time (idle / busy, Megatron's (p-1)/m), %.4f "
                      "rate (Zero Bubble's (L - busiest worker's busy) / L)\n",
@@ -244,6 +254,9 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   os << llvm::format("throughput: rho = S*B/(L*W) = %.4f; bound M/S = %.4f; "
                      "rho / bound = %.4f\n",
                      t.rho, t.bound, t.bound > 0 ? t.rho / t.bound : 0.0);
+  os << llvm::format("replayed: %lld ticks (the rank programs, a transfer "
+                     "moving once both ends have posted it)\n",
+                     (long long)s.replayed);
   if (!s.scan)
     return;
   auto get = [&](StringRef key) {
@@ -296,9 +309,11 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"rho", t.rho},
       {"bound", t.bound},
       {"per_worker", std::move(workers)}};
+  result["replayed"] = s.replayed;
   if (s.cost.hasTimeUnit()) {
     result["tick_ns"] = s.cost.getTickNs();
     result["latency_ms"] = s.cost.toMilliseconds(s.latency);
+    result["predicted_ms"] = s.cost.toMilliseconds(s.replayed);
   }
   if (s.scan) {
     llvm::json::Object scan;

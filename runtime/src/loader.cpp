@@ -237,6 +237,8 @@ Program Loader::load(const json &doc) {
   loadStageGraph(doc, p);
   loadCost(doc, p);
   p.makespan = toNumber(require(doc, kMakespan, top), top.key(kMakespan));
+  if (auto replayed = doc.find(str(kReplayedMakespan)); replayed != doc.end())
+    p.replayedMakespan = toNumber(*replayed, top.key(kReplayedMakespan));
 
   const json &ranks = require(doc, kRanks, top);
   checkArray(ranks, top.key(kRanks));

@@ -133,15 +133,19 @@ void printStepTime(const Program &program, const std::vector<double> &stepMs) {
   const std::vector<double> later(stepMs.begin() + first, stepMs.end());
   const int steps = int(stepMs.size());
   if (program.cost.tickNs > 0 && program.makespan > 0) {
-    // Ticks of a real length (a calibrated cost): a prediction to check.
-    const double predicted = program.makespan * double(program.cost.tickNs) / 1e6;
+    // Ticks of a real length (a calibrated cost): a prediction to check,
+    // the compiler's replay of these programs when it gives one.
+    const bool replayed = program.replayedMakespan > 0;
+    const double ticks = replayed ? program.replayedMakespan : program.makespan;
+    const double predicted = ticks * double(program.cost.tickNs) / 1e6;
     const double measured = median(later);
     const std::string which =
         steps > 1 ? "median of steps 2.." + std::to_string(steps) : "step 1";
-    std::printf("predicted step time %.3f ms (simulated makespan %g ticks of %lld ns) vs "
+    std::printf("predicted step time %.3f ms (%s %g ticks of %lld ns) vs "
                 "measured %.3f ms (%s): error %+.1f%%\n",
-                predicted, program.makespan, (long long)program.cost.tickNs, measured,
-                which.c_str(), measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
+                predicted, replayed ? "rank programs replayed:" : "simulated makespan",
+                ticks, (long long)program.cost.tickNs, measured, which.c_str(),
+                measured > 0 ? (predicted - measured) / measured * 100 : 0.0);
   } else {
     double mean = 0;
     for (double ms : later)

@@ -10,7 +10,8 @@ namespace pipesched::runtime {
 namespace {
 
 constexpr const char *kDirectionNames[kNumDirections] = {"forward", "backward",
-                                                         "backward_weight"};
+                                                          "backward_weight",
+                                                          "optimizer step"};
 
 std::string str(std::string_view s) { return std::string(s); }
 
@@ -32,6 +33,8 @@ std::vector<ComputeSample> computeSamples(const Program &program, int rank,
       d = Direction::Bwd;
     else if (op.kind == OpKind::BackwardWeight)
       d = Direction::BwdW;
+    else if (op.kind == OpKind::OptimizerStep)
+      d = Direction::Optimizer;
     else
       continue;
     samples.push_back(ComputeSample{op.stage, d, t.endNs - t.startNs});
@@ -126,17 +129,26 @@ nlohmann::ordered_json costFile(const Program &program,
                                ", out of range [0, " + std::to_string(S) + ")");
     ns[int(s.direction)][size_t(s.stage)].push_back(double(s.ns));
   }
-  const int directions = program.splitBackward ? 3 : 2;
-  const std::string_view keys[kNumDirections] = {costs::kFwd, costs::kBwd, costs::kBwdW};
+  const std::string_view keys[kNumDirections] = {costs::kFwd, costs::kBwd, costs::kBwdW,
+                                                 costs::kOptimizer};
   nlohmann::ordered_json doc, counts;
   doc[str(costs::kFormatField)] = str(costs::kFormat);
   doc[str(costs::kVersionField)] = costs::kVersion;
   doc[str(costs::kUnit)] = str(costs::kUnitNs);
   doc[str(costs::kStages)] = program.stages;
-  for (int d = 0; d < kNumDirections; ++d) {
+  // Optimizer steps last, after the transfer fit.
+  auto listMedians = [&](int d) {
+    // bwd_w is listed only for a split program.
+    const bool listed = d != int(Direction::BwdW) || program.splitBackward;
     nlohmann::ordered_json medians = nlohmann::ordered_json::array(),
                            n = nlohmann::ordered_json::array();
-    for (size_t s = 0; d < directions && s < S; ++s) {
+    // Optimizer steps are optional in a cost file: a timeline without
+    // them (a program fragment) leaves them out.
+    if (d == int(Direction::Optimizer))
+      for (size_t s = 0; s < S; ++s)
+        if (ns[d][s].empty())
+          return;
+    for (size_t s = 0; listed && s < S; ++s) {
       // Every valid program computes every job; a stage without samples
       // would be a median of nothing.
       if (ns[d][s].empty())
@@ -148,7 +160,9 @@ nlohmann::ordered_json costFile(const Program &program,
     }
     doc[str(keys[d])] = medians;
     counts[str(keys[d])] = n;
-  }
+  };
+  for (Direction d : {Direction::Fwd, Direction::Bwd, Direction::BwdW})
+    listMedians(int(d));
   doc[str(costs::kActBytes)] = context.actBytes;
   doc[str(costs::kWeightBytes)] = context.weightBytes;
 
@@ -156,6 +170,7 @@ nlohmann::ordered_json costFile(const Program &program,
   const TransferFit fit = fitTransfer(bytes, transfer.oneWayNs);
   doc[str(costs::kTransfer)] = {{str(costs::kLatency), fit.latency},
                                 {str(costs::kPerByte), fit.perByte}};
+  listMedians(int(Direction::Optimizer));
 
   nlohmann::ordered_json measured;
   measured["backend"] = context.backend;

@@ -15,9 +15,10 @@
 
 namespace pipesched::runtime {
 
-// The directions of a stage's compute a cost file lists, in its order.
-enum class Direction : int64_t { Fwd = 0, Bwd = 1, BwdW = 2 };
-inline constexpr int kNumDirections = 3;
+// What a cost file lists per stage, in its order: the directions of a
+// stage's compute, then its optimizer step.
+enum class Direction : int64_t { Fwd = 0, Bwd = 1, BwdW = 2, Optimizer = 3 };
+inline constexpr int kNumDirections = 4;
 
 // One timed compute op.
 struct ComputeSample {
@@ -26,7 +27,8 @@ struct ComputeSample {
   int64_t ns = 0;
 };
 
-// The forward, backward and backward_weight ops of this rank's `timeline`,
+// The forward, backward, backward_weight and optimizer_step ops of this
+// rank's `timeline`,
 // skipping step 1 when there are several (it pays for first touches).
 std::vector<ComputeSample> computeSamples(const Program &program, int rank,
                                           const std::vector<OpTiming> &timeline,

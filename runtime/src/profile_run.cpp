@@ -111,9 +111,12 @@ std::string writeProfile(MPI_Comm world, const Program &program, int rank,
   const auto &fit = doc[std::string(costs::kTransfer)];
   const std::string steps =
       context.steps > 1 ? "steps 2.." + std::to_string(context.steps) : "step 1";
-  std::printf("profile: %zu compute timings of %d ranks (%s); transfer %.2f us + %.3f ns "
-              "per byte; written to %s\n",
-              samples.size(), context.ranks, steps.c_str(),
+  const size_t optimizer = size_t(std::count_if(
+      samples.begin(), samples.end(),
+      [](const ComputeSample &s) { return s.direction == Direction::Optimizer; }));
+  std::printf("profile: %zu compute and %zu optimizer timings of %d ranks (%s); transfer "
+              "%.2f us + %.3f ns per byte; written to %s\n",
+              samples.size() - optimizer, optimizer, context.ranks, steps.c_str(),
               fit[std::string(costs::kLatency)].get<double>() / 1e3,
               fit[std::string(costs::kPerByte)].get<double>(), path.c_str());
   std::fflush(stdout);

@@ -78,6 +78,9 @@ struct Program {
   StageGraph graph;
   Cost cost;
   double makespan = 0;
+  // Optional: the rank programs' time replayed by the compiler with
+  // rendezvous transfers, in ticks (0: absent); the prediction to check.
+  double replayedMakespan = 0;
   // A scanned backward (BPPSA): the scan tensors after the act and grad
   // ids, and what each holds (the validator fills it from the ops that
   // write them, over all ranks: a receiver sizes its buffer from it).

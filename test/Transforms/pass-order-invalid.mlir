@@ -6,7 +6,7 @@
 // DEPTH: error: 'sched.step' op cannot plan communication: prefetch-depth must be non-negative
 // Phases: once lowered, no step is left for the step passes to act on.
 // RUN: pipeline-opt %S/Inputs/placed.mlir --sched-simulate --sched-lower-ranks --sched-lower-ranks --sched-simulate | FileCheck %s --check-prefix=PHASES
-// PHASES: sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64> makespan 9 {
+// PHASES: sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64> makespan 9 replayed 9 {
 // PHASES-NOT: sched.step
 // RUN: pipeline-opt %S/Inputs/placed.mlir --sched-simulate | not pipeline-translate --sched-to-program 2>&1 | FileCheck %s --check-prefix=UNLOWERED
 // UNLOWERED: error: 'sched.step' op has no rank programs to write: lower it first with `pipeline-opt --pipeline-lower` (or compile the spec in one command with `pipeline-compile`)

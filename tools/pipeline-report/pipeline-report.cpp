@@ -128,7 +128,8 @@ LogicalResult scheduleFile(MLIRContext &context, const std::string &path,
     Entry entry;
     entry.name = steps.size() > 1 ? stem + " #" + std::to_string(i) : stem;
     entry.latency = picture->makespan;
-    if (std::optional<double> ms = stats->getNumber("latency_ms"))
+    // The prediction of a calibrated step: its rank programs replayed.
+    if (std::optional<double> ms = stats->getNumber("predicted_ms"))
       entry.latencyMs = *ms;
     llvm::raw_string_ostream svg(entry.svg);
     diagram::renderSVG(*picture, svg, /*standalone=*/false);
@@ -141,8 +142,8 @@ LogicalResult scheduleFile(MLIRContext &context, const std::string &path,
 
 void writeLatency(llvm::raw_ostream &os, const Entry &e) {
   if (e.latencyMs)
-    os << llvm::format("%.3f ms", *e.latencyMs) << " (" << e.latency
-       << " ticks)";
+    os << llvm::format("%.3f ms", *e.latencyMs) << " (replayed; simulated "
+       << e.latency << " ticks)";
   else
     os << e.latency << " ticks (" << number(e.stats, "latency_units", "%.2f")
        << " units)";

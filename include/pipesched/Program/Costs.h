@@ -11,6 +11,7 @@
 //    "fwd": [...], "bwd": [...], "bwd_w": [...],   // median per stage
 //    "act_bytes": 2048, "weight_bytes": 16640,
 //    "transfer": {"latency": 5200.0, "per_byte": 0.35},
+//    "optimizer": [...],                             // median per stage
 //    "measured": {...}}                              // how: free-form
 //
 // Durations are nanoseconds. `bwd_w` is empty unless the profiled program
@@ -39,10 +40,13 @@ inline constexpr std::string_view kFormatField = "format", kVersionField = "vers
                                   kActBytes = "act_bytes",
                                   kWeightBytes = "weight_bytes",
                                   kTransfer = "transfer",
+                                  kOptimizer = "optimizer",
                                   kMeasured = "measured";
 inline constexpr std::string_view kAll[] = {
-    kFormatField, kVersionField, kUnit,        kStages,   kFwd,     kBwd,
-    kBwdW,        kActBytes,     kWeightBytes, kTransfer, kMeasured};
+    kFormatField, kVersionField, kUnit,     kStages,    kFwd,
+    kBwd,         kBwdW,         kActBytes, kWeightBytes, kTransfer,
+    kOptimizer,   kMeasured};
+/// Optional: `optimizer`, the median optimizer step per stage (ns).
 
 /// Fields of `transfer`.
 inline constexpr std::string_view kLatency = "latency", kPerByte = "per_byte";

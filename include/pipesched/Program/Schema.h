@@ -31,14 +31,18 @@ inline constexpr std::string_view kFormatField = "format", kVersion = "version",
                                   kStageGraph = "stage_graph",
                                   kSplitBackward = "split_backward",
                                   kCost = "cost", kMakespan = "makespan",
+                                  kReplayedMakespan = "replayed_makespan",
                                   kScanTensors = "scan_tensors",
                                   kRanks = "ranks";
 inline constexpr std::string_view kAll[] = {
     kFormatField, kVersion,  kStages,       kMicrobatches,
     kWorkers,     kStageGraph, kSplitBackward, kCost,
-    kMakespan,    kScanTensors, kRanks};
+    kMakespan,    kReplayedMakespan, kScanTensors, kRanks};
 /// Fields a document may omit (older writers did not know them).
-inline constexpr std::string_view kOptional[] = {kScanTensors};
+/// `replayed_makespan`: the programs' time replayed with rendezvous
+/// transfers (the compiler's prediction), in ticks.
+inline constexpr std::string_view kOptional[] = {kReplayedMakespan,
+                                                 kScanTensors};
 } // namespace top
 
 /// The fields of `cost` and of each `ranks[i]`.
@@ -50,6 +54,8 @@ inline constexpr std::string_view kFwd = "fwd", kBwd = "bwd", kBwdW = "bwd_w",
 inline constexpr std::string_view kAll[] = {kFwd,         kBwd,    kBwdW,
                                             kActBytes,    kWeightBytes,
                                             kTickNs,      kTransfer};
+// The cost's link and optimizer figures are the compiler's business: the
+// program carries their result, `replayed_makespan`.
 /// Fields a document may omit: `tick_ns` (nanoseconds per tick of every
 /// duration and of the makespan; absent or 0: abstract ticks) and
 /// `transfer` (ticks to move one tensor between workers; absent: 0).

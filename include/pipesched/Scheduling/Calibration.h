@@ -20,6 +20,7 @@ namespace pipesched::scheduling {
 struct MeasuredCosts {
   std::vector<double> fwd, bwd; ///< ns per stage
   std::vector<double> bwdWeight; ///< ns per stage; empty: backwards were whole
+  std::vector<double> optimizer; ///< ns per stage; empty: not measured
   int64_t actBytes = 0, weightBytes = 0;
   double latencyNs = 0, nsPerByte = 0; ///< one tensor between workers
 
@@ -32,7 +33,11 @@ struct MeasuredCosts {
 /// The durations of a step's cost, in ticks.
 struct CalibratedCosts {
   std::vector<int64_t> fwd, bwd, bwdWeight;
+  std::vector<int64_t> optimizer; ///< empty when not measured
   int64_t transfer = 0; ///< one activation (actBytes) between workers
+  /// The link: a message of b bytes takes latency + b / bandwidth (bytes
+  /// per second); bandwidth 0 when per_byte was 0 (transfer = latency).
+  int64_t latency = 0, bandwidth = 0;
   int64_t actBytes = 0, weightBytes = 0;
 
   /// Every duration non-negative, lists of the measured length (bwd_w

@@ -12,6 +12,7 @@
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/CommPlan.h"
+#include "pipesched/Scheduling/ProgramReplay.h"
 
 namespace pipesched {
 
@@ -20,6 +21,10 @@ struct StepCommProblem {
   /// The job ops, indexed like problem.jobs.
   llvm::SmallVector<sched::JobOpInterface> jobs;
 };
+
+/// What the replay of the rank programs charges for communication and
+/// optimizer steps, from a step's cost (ProgramReplay.h).
+scheduling::ReplayCosts replayCostsOf(sched::CostAttr cost, int64_t stages);
 
 /// Converts `step` (placed and simulated: every job has a worker, an order
 /// and times); emits a located error naming the pass to run otherwise.

@@ -58,9 +58,10 @@ def SchedCalibrate : Pass<"sched-calibrate", "::pipesched::sched::StepOp"> {
     Reads a cost file (`pipeline-run --profile FILE`, format
     `pipesched-costs`, docs/calibration.md) and replaces the step's
     `#sched.cost` with it in nanoseconds: per-stage `fwd`, `bwd` (and
-    `bwd_w` when the step splits its backward), `act`, `weights`, a
-    `transfer` of one activation (`latency + per_byte * act`) and
-    `unit = ns`. `--sched-simulate` then times the schedule in nanoseconds
+    `bwd_w` when the step splits its backward), `act`, `weights`, the
+    measured `optimizer` steps, the link (`latency`, `bandwidth = 1e9 /
+    per_byte` bytes per second), a `transfer` of one activation (`latency +
+    per_byte * act`) and `unit = ns`. `--sched-simulate` then times the schedule in nanoseconds
     and `--sched-stats` predicts the step time in milliseconds.
 
     The file must list one entry per stage of the step. A measured whole

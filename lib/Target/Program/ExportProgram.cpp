@@ -289,6 +289,8 @@ void ProgramWriter::writeHeader(llvm::json::OStream &h) {
       h.attribute(str(schema::cost::kTickNs), cost.getTickNs());
   });
   h.attribute(str(top::kMakespan), makespan);
+  if (std::optional<int64_t> replayed = step.getReplayed())
+    h.attribute(str(top::kReplayedMakespan), *replayed);
   if (!scanTensor.empty())
     h.attribute(str(top::kScanTensors), int64_t(scanTensor.size()));
 }

@@ -5,7 +5,8 @@ standard library only):
   check_profile.py COSTS.json STAGES RANKS [--split]
 
 the format, version and unit; exactly the cost file's keys; a positive
-median per stage for fwd and bwd (and bwd_w when split, else none); the
+median per stage for fwd, bwd and the optimizer step (and bwd_w when
+split, else none); the
 activation (8 rows x 64 floats) and weight (64 x 64 + 64 floats) bytes of
 the default MLP; the transfer fit (zero with one rank, positive with
 several); and what `measured` records."""
@@ -13,7 +14,7 @@ import json
 import sys
 
 KEYS = ["format", "version", "unit", "stages", "fwd", "bwd", "bwd_w",
-        "act_bytes", "weight_bytes", "transfer", "measured"]
+        "act_bytes", "weight_bytes", "transfer", "optimizer", "measured"]
 MEASURED = ["backend", "ranks", "steps", "hidden", "batch", "layers",
             "microbatches", "program", "samples", "statistic"]
 
@@ -33,7 +34,7 @@ def main():
         fail("format %r, version %r, unit %r" % (c["format"], c["version"], c["unit"]))
     if c["stages"] != stages:
         fail("%r stages, expected %d" % (c["stages"], stages))
-    for key in ["fwd", "bwd"] + (["bwd_w"] if split else []):
+    for key in ["fwd", "bwd", "optimizer"] + (["bwd_w"] if split else []):
         if len(c[key]) != stages or not all(isinstance(x, (int, float)) and x > 0 for x in c[key]):
             fail("%s: %r, expected %d positive durations" % (key, c[key], stages))
         n = c["measured"]["samples"][key]

@@ -171,8 +171,9 @@ TEST(Profile, CostFile) {
         unpackSamples(packSamples(computeSamples(p, r, timings(p, r, 3), 3)));
     all.insert(all.end(), mine.begin(), mine.end());
   }
-  // Steps 2 and 3 only: 2 steps x 4 microbatches per stage and direction.
-  EXPECT_EQ(all.size(), size_t(2 * 2 * 4 * 3));
+  // Steps 2 and 3 only: 2 steps x 4 microbatches per stage and direction,
+  // and each stage's optimizer step once per step.
+  EXPECT_EQ(all.size(), size_t(2 * 2 * 4 * 3 + 2 * 2));
   TransferMeasurement transfer{{64, 2048}, {200, 200}, {1000, 2000}};
   ProfileContext context;
   context.backend = "cpu";
@@ -189,6 +190,8 @@ TEST(Profile, CostFile) {
   for (std::string_view key : costs::kAll)
     EXPECT_TRUE(doc.contains(std::string(key))) << key;
   EXPECT_EQ(doc.size(), std::size(costs::kAll));
+  EXPECT_EQ(doc["measured"]["samples"]["optimizer"], json({2, 2}));
+  ASSERT_EQ(doc["optimizer"].size(), 2u);
   for (const char *key : {"fwd", "bwd", "bwd_w"}) {
     ASSERT_EQ(doc[key].size(), 2u) << key;
     EXPECT_EQ(doc["measured"]["samples"][key], json({8, 8})) << key;

@@ -1,0 +1,73 @@
+//===- ProgramReplay.h - timing the rank programs themselves ----*- C++ -*-===//
+//
+// Dialect-free: runs the rank programs of a communication plan on a clock,
+// with the semantics the runtimes give them, and reports when each rank
+// finishes. The list scheduler (ListScheduler.h) times jobs: a transfer
+// only delays its consumer. The programs are stricter: a group of
+// point-to-point operations is posted as a whole and completes when every
+// one of its messages has moved, and a message moves only once both ends
+// have posted it (NCCL's rendezvous, MPI's for messages past the eager
+// limit). A sender whose receiver is still computing waits for it; the
+// replay sees that, the job simulation does not. It is the step time a
+// calibrated cost predicts (docs/calibration.md).
+//
+// Semantics, per rank, in program order, from time 0:
+//  - a job takes its simulated duration (end - start);
+//  - a group posts every operation at the rank's time t; a message of b
+//    bytes completes at max(send post, receive post) + message(b); the
+//    group ends at its last message's completion;
+//  - a reduction starts when its last member arrives and takes
+//    collective(bytes, members) on every member;
+//  - an optimizer step takes the cost's time for its stage; a release is
+//    free.
+//
+// Complexity: O(total operations) time and memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_SCHEDULING_PROGRAMREPLAY_H
+#define PIPESCHED_SCHEDULING_PROGRAMREPLAY_H
+
+#include "pipesched/Scheduling/CommPlan.h"
+
+#include <string>
+#include <vector>
+
+namespace pipesched::scheduling {
+
+/// What communication and optimizer steps cost, in ticks.
+struct ReplayCosts {
+  /// A message of b bytes takes latency + b * perByte; when perByte < 0
+  /// (no link model, abstract ticks) every message takes `transfer`.
+  double latency = 0, perByte = -1, transfer = 0;
+  /// Per stage; empty: optimizer steps are free.
+  std::vector<double> optimizer;
+
+  double message(int64_t bytes) const;
+  /// A ring all-reduce over n members (2(n-1) steps of bytes/n each), or a
+  /// reduce onto one root (n-1 steps); `transfer` without a link model.
+  double collective(int64_t bytes, size_t members, bool allReduce) const;
+  /// Every figure finite and non-negative (perByte may be < 0: none).
+  std::string check() const;
+};
+
+struct ReplayResult {
+  std::vector<double> finish;           ///< per worker
+  std::vector<double> jobStart, jobEnd; ///< per job of the problem
+  double makespan = 0;
+  /// Non-empty when the programs cannot run to the end (a plan that fails
+  /// CommPlan::verify): the ranks still waiting.
+  std::string error;
+
+  /// Jobs in program order on each worker, no overlap, durations kept,
+  /// makespan the latest finish. Empty string or the first violation.
+  std::string verify(const CommProblem &problem, const CommPlan &plan) const;
+};
+
+/// Replays `plan` (which passes CommPlan::verify) of `problem`.
+ReplayResult replayPrograms(const CommProblem &problem, const CommPlan &plan,
+                            const ReplayCosts &costs);
+
+} // namespace pipesched::scheduling
+
+#endif // PIPESCHED_SCHEDULING_PROGRAMREPLAY_H

@@ -1,0 +1,214 @@
+//===- ProgramReplay.cpp - timing the rank programs themselves ------------===//
+
+#include "pipesched/Scheduling/ProgramReplay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+using namespace pipesched::scheduling;
+
+double ReplayCosts::message(int64_t bytes) const {
+  return perByte < 0 ? transfer : latency + double(bytes) * perByte;
+}
+
+double ReplayCosts::collective(int64_t bytes, size_t members,
+                               bool allReduce) const {
+  if (members < 2)
+    return 0;
+  if (perByte < 0)
+    return transfer;
+  double n = double(members);
+  double steps = allReduce ? 2 * (n - 1) : n - 1;
+  return steps * (latency + double(bytes) / n * perByte);
+}
+
+std::string ReplayCosts::check() const {
+  auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
+  if (bad(latency) || bad(transfer) || !std::isfinite(perByte))
+    return "a transfer cost is negative or not finite";
+  for (double v : optimizer)
+    if (bad(v))
+      return "an optimizer time is negative or not finite";
+  return "";
+}
+
+namespace {
+constexpr double kUnposted = -1;
+
+/// The clock of every rank, advanced as far as each can go.
+class Replayer {
+public:
+  Replayer(const CommProblem &p, const CommPlan &plan, const ReplayCosts &c)
+      : p(p), plan(plan), costs(c), W(plan.programs.size()), pc(W, 0),
+        now(W, 0), posted(W, false), sendPost(plan.messages.size(), kUnposted),
+        recvPost(plan.messages.size(), kUnposted),
+        arrived(plan.reductions.size(), 0),
+        lastArrival(plan.reductions.size(), 0),
+        reduced(plan.reductions.size(), kUnposted) {
+    result.jobStart.assign(p.jobs.size(), 0);
+    result.jobEnd.assign(p.jobs.size(), 0);
+  }
+
+  ReplayResult run() {
+    for (size_t w = 0; w < W; ++w)
+      ready.push_back(w);
+    while (!ready.empty()) {
+      size_t w = ready.front();
+      ready.pop_front();
+      advance(w);
+    }
+    result.finish = now;
+    for (size_t w = 0; w < W; ++w) {
+      if (pc[w] < plan.programs[w].size())
+        result.error += (result.error.empty() ? "" : ", ") +
+                        std::string("worker ") + std::to_string(w) +
+                        " waits at op " + std::to_string(pc[w]);
+      result.makespan = std::max(result.makespan, now[w]);
+    }
+    if (!result.error.empty())
+      result.error = "the programs cannot run to the end: " + result.error;
+    return std::move(result);
+  }
+
+private:
+  /// The end of the group that starts at `i` on worker w.
+  size_t groupEnd(size_t w, size_t i) const {
+    const std::vector<PlanOp> &program = plan.programs[w];
+    int32_t group = program[i].group;
+    size_t end = i + 1;
+    while (group >= 0 && end < program.size() && program[end].group == group)
+      ++end;
+    return end;
+  }
+
+  void wake(size_t w) { ready.push_back(w); }
+
+  /// Runs worker w until it ends or waits for another worker.
+  void advance(size_t w) {
+    const std::vector<PlanOp> &program = plan.programs[w];
+    while (pc[w] < program.size()) {
+      const PlanOp &op = program[pc[w]];
+      switch (op.kind) {
+      case PlanOp::Job: {
+        const PlannedJob &job = p.jobs[op.index];
+        result.jobStart[op.index] = now[w];
+        now[w] += double(job.end - job.start);
+        result.jobEnd[op.index] = now[w];
+        ++pc[w];
+        break;
+      }
+      case PlanOp::ReleaseWeights:
+        ++pc[w];
+        break;
+      case PlanOp::OptimizerStep: {
+        size_t stage = size_t(plan.reductions[op.index].stage);
+        if (stage < costs.optimizer.size())
+          now[w] += costs.optimizer[stage];
+        ++pc[w];
+        break;
+      }
+      case PlanOp::Collective: {
+        const Reduction &r = plan.reductions[op.index];
+        if (!posted[w]) {
+          posted[w] = true;
+          lastArrival[op.index] = std::max(lastArrival[op.index], now[w]);
+          if (++arrived[op.index] == r.members.size()) {
+            reduced[op.index] =
+                lastArrival[op.index] +
+                costs.collective(r.bytes, r.members.size(), r.isAllReduce());
+            for (int32_t m : r.members)
+              if (size_t(m) != w)
+                wake(size_t(m));
+          }
+        }
+        if (reduced[op.index] == kUnposted)
+          return; // woken when the last member arrives
+        now[w] = reduced[op.index];
+        posted[w] = false;
+        ++pc[w];
+        break;
+      }
+      case PlanOp::Send:
+      case PlanOp::Recv: {
+        size_t end = groupEnd(w, pc[w]);
+        if (!posted[w]) {
+          posted[w] = true;
+          for (size_t i = pc[w]; i < end; ++i) {
+            const PlanOp &part = program[i];
+            const Message &m = plan.messages[part.index];
+            bool send = part.kind == PlanOp::Send;
+            (send ? sendPost : recvPost)[part.index] = now[w];
+            wake(size_t(send ? m.receiver : m.sender));
+          }
+        }
+        double done = now[w];
+        for (size_t i = pc[w]; i < end; ++i) {
+          uint32_t m = program[i].index;
+          if (sendPost[m] == kUnposted || recvPost[m] == kUnposted)
+            return; // woken when the other end posts
+          done = std::max(done, std::max(sendPost[m], recvPost[m]) +
+                                    costs.message(plan.messages[m].bytes));
+        }
+        now[w] = done;
+        posted[w] = false;
+        pc[w] = end;
+        break;
+      }
+      }
+    }
+  }
+
+  const CommProblem &p;
+  const CommPlan &plan;
+  const ReplayCosts &costs;
+  size_t W;
+  std::vector<size_t> pc;
+  std::vector<double> now;
+  std::vector<bool> posted; ///< the current group or reduction is posted
+  std::vector<double> sendPost, recvPost;
+  std::vector<size_t> arrived;
+  std::vector<double> lastArrival, reduced;
+  std::deque<size_t> ready;
+  ReplayResult result;
+};
+} // namespace
+
+ReplayResult pipesched::scheduling::replayPrograms(const CommProblem &problem,
+                                                   const CommPlan &plan,
+                                                   const ReplayCosts &costs) {
+  return Replayer(problem, plan, costs).run();
+}
+
+std::string ReplayResult::verify(const CommProblem &problem,
+                                 const CommPlan &plan) const {
+  if (!error.empty())
+    return error;
+  if (finish.size() != plan.programs.size() ||
+      jobStart.size() != problem.jobs.size() ||
+      jobEnd.size() != problem.jobs.size())
+    return "the replay's sizes do not match the plan";
+  double latest = 0;
+  for (size_t w = 0; w < plan.programs.size(); ++w) {
+    double free = 0;
+    for (const PlanOp &op : plan.programs[w]) {
+      if (op.kind != PlanOp::Job)
+        continue;
+      const PlannedJob &job = problem.jobs[op.index];
+      double start = jobStart[op.index], end = jobEnd[op.index];
+      if (start < free)
+        return "worker " + std::to_string(w) + " starts job " +
+               std::to_string(op.index) + " before its previous job ends";
+      if (std::fabs((end - start) - double(job.end - job.start)) > 1e-6 * (1 + end))
+        return "job " + std::to_string(op.index) + " changed its duration";
+      free = end;
+    }
+    if (finish[w] < free)
+      return "worker " + std::to_string(w) + " finishes before its last job";
+    latest = std::max(latest, finish[w]);
+  }
+  if (latest != makespan)
+    return "the makespan is not the latest finish";
+  return "";
+}

@@ -1,0 +1,110 @@
+//===- ProgramReplayTest.cpp - timing the rank programs themselves --------===//
+
+#include "pipesched/Scheduling/ProgramReplay.h"
+
+#include <gtest/gtest.h>
+
+using namespace pipesched::scheduling;
+
+namespace {
+/// Two workers: J0 (2 ticks) on worker 0 makes a tensor that J2 (1 tick)
+/// reads on worker 1 after J1 (10 ticks); one message of 100 bytes.
+struct TwoWorkers {
+  CommProblem problem;
+  CommPlan plan;
+  TwoWorkers() {
+    problem.numWorkers = 2;
+    problem.numStages = 2;
+    problem.jobs = {
+        {0, 0, 0, 0, Direction::Forward, 0, 2, 0, -1},
+        {1, 1, 1, 1, Direction::Forward, 0, 10, 0, -1},
+        {1, 1, 1, 0, Direction::Forward, 12, 13, 1, -1},
+    };
+    problem.inputBegin = {0, 0, 0, 1};
+    problem.inputs = {0};
+    plan.messages = {{Message::Activation, 0, 1, 0, 0, /*producer=*/0, 0, 100}};
+    plan.programs = {{{PlanOp::Job, 0}, {PlanOp::Send, 0}},
+                     {{PlanOp::Job, 1}, {PlanOp::Recv, 0}, {PlanOp::Job, 2}}};
+    plan.owns = {{0}, {1}};
+  }
+};
+} // namespace
+
+TEST(ProgramReplay, SenderWaitsForItsReceiver) {
+  TwoWorkers t;
+  ReplayCosts costs;
+  costs.latency = 1;
+  costs.perByte = 0.01; // 100 bytes: 1 + 1 = 2 ticks
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
+  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  // Worker 0 posts its send at 2; worker 1 posts the receive only after J1,
+  // at 10: the message moves from 10 to 12, and the sender waits for it.
+  EXPECT_EQ(r.finish[0], 12);
+  EXPECT_EQ(r.jobStart[2], 12);
+  EXPECT_EQ(r.jobEnd[2], 13);
+  EXPECT_EQ(r.makespan, 13);
+}
+
+TEST(ProgramReplay, AbstractTransferAndReceiverFirst) {
+  TwoWorkers t;
+  // The receiver posts first (no job before it): the message moves as soon
+  // as the sender posts, and takes `transfer` without a link model.
+  t.plan.programs[1] = {{PlanOp::Recv, 0}, {PlanOp::Job, 1}, {PlanOp::Job, 2}};
+  ReplayCosts costs;
+  costs.transfer = 3;
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
+  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  EXPECT_EQ(r.finish[0], 5);   // J0 0..2, the message 2..5
+  EXPECT_EQ(r.jobStart[1], 5); // worker 1 waited in its receive
+  EXPECT_EQ(r.makespan, 16);   // J1 5..15, J2 15..16
+}
+
+TEST(ProgramReplay, CollectivesAndOptimizer) {
+  TwoWorkers t;
+  // After their jobs, both reduce stage 0's 1000 bytes, then step.
+  t.plan.reductions = {{0, {0, 1}, {0, 1}, 1000}};
+  t.plan.programs[0].push_back({PlanOp::Collective, 0});
+  t.plan.programs[1].push_back({PlanOp::Collective, 0});
+  t.plan.programs[0].push_back({PlanOp::OptimizerStep, 0});
+  t.plan.programs[1].push_back({PlanOp::OptimizerStep, 0});
+  ReplayCosts costs;
+  costs.latency = 1;
+  costs.perByte = 0.01;
+  costs.optimizer = {4, 0};
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
+  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  // The last member arrives at 13; a ring all-reduce over 2 members is
+  // 2 steps of (1 + 500 x 0.01) = 12; then the optimizer step, 4.
+  EXPECT_EQ(costs.collective(1000, 2, true), 12);
+  EXPECT_EQ(costs.collective(1000, 2, false), 6);
+  EXPECT_EQ(r.finish[0], 29);
+  EXPECT_EQ(r.finish[1], 29);
+}
+
+TEST(ProgramReplay, GroupEndsWithItsLastMessage) {
+  TwoWorkers t;
+  // Worker 0 also receives a tensor worker 1 sends after J1, in the same
+  // group as its send: the group ends when both have moved.
+  t.plan.messages.push_back({Message::Gradient, 1, 0, 1, 0, 1, 1, 50});
+  t.plan.programs[0] = {{PlanOp::Job, 0}, {PlanOp::Send, 0, 0}, {PlanOp::Recv, 1, 0}};
+  t.plan.programs[1] = {{PlanOp::Recv, 0}, {PlanOp::Job, 1}, {PlanOp::Send, 1},
+                        {PlanOp::Job, 2}};
+  ReplayCosts costs;
+  costs.transfer = 1;
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
+  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  // Message 0: 2..3; J1 3..13; message 1: 13..14 ends worker 0's group.
+  EXPECT_EQ(r.finish[0], 14);
+  EXPECT_EQ(r.jobStart[2], 14);
+}
+
+TEST(ProgramReplay, StuckProgramsAreReported) {
+  TwoWorkers t;
+  t.plan.programs[0] = {{PlanOp::Job, 0}}; // the send is missing
+  ReplayResult r = replayPrograms(t.problem, t.plan, ReplayCosts{});
+  EXPECT_NE(r.error.find("worker 1 waits at op 1"), std::string::npos) << r.error;
+  EXPECT_NE(r.verify(t.problem, t.plan), "");
+  ReplayCosts negative;
+  negative.latency = -1;
+  EXPECT_NE(negative.check(), "");
+}
