@@ -67,6 +67,17 @@ std::vector<ComputeSample> unpackSamples(const std::string &bytes) {
   return samples;
 }
 
+double trimmedMean(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  const size_t drop = values.size() / 10;
+  double sum = 0;
+  for (size_t i = drop; i < values.size() - drop; ++i)
+    sum += values[i];
+  return sum / double(values.size() - 2 * drop);
+}
+
 double median(std::vector<double> values) {
   if (values.empty())
     return 0;
@@ -150,13 +161,13 @@ nlohmann::ordered_json costFile(const Program &program,
           return;
     for (size_t s = 0; listed && s < S; ++s) {
       // Every valid program computes every job; a stage without samples
-      // would be a median of nothing.
+      // would be a mean of nothing.
       if (ns[d][s].empty())
         throw std::runtime_error("--profile: no rank timed a " +
                                  std::string(kDirectionNames[d]) + " of stage " +
                                  std::to_string(s));
       n.push_back(ns[d][s].size());
-      medians.push_back(median(std::move(ns[d][s])));
+      medians.push_back(trimmedMean(std::move(ns[d][s])));
     }
     doc[str(keys[d])] = medians;
     counts[str(keys[d])] = n;
@@ -184,7 +195,7 @@ nlohmann::ordered_json costFile(const Program &program,
   measured["model"] = context.model;
   measured["samples"] = counts;
   measured["steps_used"] = context.steps > 1 ? "2.." + std::to_string(context.steps) : "1";
-  measured["statistic"] = "median";
+  measured["statistic"] = "trimmed mean (10% each side)";
   measured["transfer"] = {
       {"method", transfer.bytes.empty()
                      ? "none: one rank"

@@ -40,6 +40,12 @@ std::vector<ComputeSample> unpackSamples(const std::string &bytes);
 // The median (the mean of the two middle values for an even count); 0 for
 // none.
 double median(std::vector<double> values);
+// The mean of the values left after dropping the lowest and the highest
+// 10% (rounded down); 0 for none. What a cost file lists per stage: a sum
+// of durations (a step) is predicted by their mean, and a rank preempted
+// now and then should not move it; a median would misjudge the bimodal
+// durations of a rank that shares its core.
+double trimmedMean(std::vector<double> values);
 
 // latency + perByte * bytes fitted to one-way times by least squares, both
 // clamped at 0 (a negative slope: the best constant; a negative intercept:

@@ -8,10 +8,10 @@
 //
 //   {"format": "pipesched-costs", "version": 1, "unit": "ns",
 //    "stages": 4,
-//    "fwd": [...], "bwd": [...], "bwd_w": [...],   // median per stage
+//    "fwd": [...], "bwd": [...], "bwd_w": [...],   // per stage
 //    "act_bytes": 2048, "weight_bytes": 16640,
 //    "transfer": {"latency": 5200.0, "per_byte": 0.35},
-//    "optimizer": [...],                             // median per stage
+//    "optimizer": [...],                             // per stage
 //    "measured": {...}}                              // how: free-form
 //
 // Durations are nanoseconds. `bwd_w` is empty unless the profiled program
@@ -46,7 +46,8 @@ inline constexpr std::string_view kAll[] = {
     kFormatField, kVersionField, kUnit,     kStages,    kFwd,
     kBwd,         kBwdW,         kActBytes, kWeightBytes, kTransfer,
     kOptimizer,   kMeasured};
-/// Optional: `optimizer`, the median optimizer step per stage (ns).
+/// Optional: `optimizer`, the optimizer step per stage (ns). Every duration
+/// is the runtime's trimmed mean over the ops it timed.
 
 /// Fields of `transfer`.
 inline constexpr std::string_view kLatency = "latency", kPerByte = "per_byte";

@@ -110,24 +110,8 @@ private:
 
   static std::string escaped(llvm::StringRef s) {
     std::string out;
-    for (char c : s) {
-      switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-      }
-    }
+    llvm::raw_string_ostream os(out);
+    llvm::printHTMLEscaped(s, os);
     return out;
   }
 

@@ -5,7 +5,7 @@ standard library only):
   check_profile.py COSTS.json STAGES RANKS [--split]
 
 the format, version and unit; exactly the cost file's keys; a positive
-median per stage for fwd, bwd and the optimizer step (and bwd_w when
+trimmed mean per stage for fwd, bwd and the optimizer step (and bwd_w when
 split, else none); the
 activation (8 rows x 64 floats) and weight (64 x 64 + 64 floats) bytes of
 the default MLP; the transfer fit (zero with one rank, positive with
@@ -55,7 +55,7 @@ def main():
     missing = [k for k in MEASURED if k not in m]
     if missing:
         fail("measured lacks %s" % missing)
-    if m["ranks"] != ranks or m["statistic"] != "median":
+    if m["ranks"] != ranks or m["statistic"] != "trimmed mean (10% each side)":
         fail("measured %r" % m)
     print("check_profile: OK: %d stages, fwd %s ns, bwd %s ns, transfer %.0f ns + %.3f ns/byte"
           % (stages, c["fwd"], c["bwd"], t["latency"], t["per_byte"]))

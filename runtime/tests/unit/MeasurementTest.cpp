@@ -139,6 +139,10 @@ TEST(Profile, Median) {
   EXPECT_EQ(median({3}), 3);
   EXPECT_EQ(median({5, 1, 3}), 3);
   EXPECT_EQ(median({4, 1, 3, 100}), 3.5);
+  // 10% of 10 values is 1 each side: 1 and 1000 go, the mean of 2..9.
+  EXPECT_EQ(trimmedMean({1000, 2, 3, 4, 5, 6, 7, 8, 9, 1}), 5.5);
+  EXPECT_EQ(trimmedMean({4, 2}), 3); // fewer than 10: nothing dropped
+  EXPECT_EQ(trimmedMean({}), 0);
 }
 
 TEST(Profile, TransferFit) {
@@ -199,7 +203,7 @@ TEST(Profile, CostFile) {
       EXPECT_GT(ns.get<double>(), 0) << key;
   }
   EXPECT_NEAR(doc["transfer"]["per_byte"].get<double>(), 1000.0 / 1984, 1e-9);
-  EXPECT_EQ(doc["measured"]["statistic"], "median");
+  EXPECT_EQ(doc["measured"]["statistic"], "trimmed mean (10% each side)");
 
   // Without a split, bwd_w is empty; a stage nobody timed is an error.
   Program gpipe = load("gpipe-2.json");
