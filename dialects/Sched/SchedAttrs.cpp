@@ -62,7 +62,7 @@ static constexpr int64_t kDefaultFwd = 1, kDefaultBwd = 2;
 
 CostAttr CostAttr::getDefault(MLIRContext *ctx) {
   return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {}, 0, 0,
-                       0, 0, {});
+                       0, 0, {}, 0);
 }
 
 int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
@@ -92,7 +92,7 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t weightBytes, ArrayRef<int64_t> fwdBwd,
                                int64_t transfer, int64_t tickNs,
                                int64_t latency, int64_t bandwidth,
-                               ArrayRef<int64_t> optimizer) {
+                               ArrayRef<int64_t> optimizer, int64_t reduce) {
   auto checkDurations = [&](StringRef key, ArrayRef<int64_t> values,
                             bool mayBeEmpty) -> LogicalResult {
     if (values.empty() && !mayBeEmpty)
@@ -116,6 +116,8 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << transfer;
   if (latency < 0)
     return emitError() << "cost 'latency' has a negative duration " << latency;
+  if (reduce < 0)
+    return emitError() << "cost 'reduce' has a negative duration " << reduce;
   if (bandwidth < 0)
     return emitError() << "cost 'bandwidth' must be positive";
   if (bandwidth > 0 && tickNs == 0)
@@ -147,7 +149,7 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
   SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight, fwdBwd;
   SmallVector<int64_t> optimizer;
   int64_t actBytes = 0, weightBytes = 0, transfer = 0, tickNs = 0,
-          latency = 0, bandwidth = 0;
+          latency = 0, bandwidth = 0, reduce = 0;
   llvm::SmallDenseSet<StringRef> seen;
   if (p.parseLess())
     return {};
@@ -155,7 +157,7 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
     return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                                 p.getContext(), fwd, bwd, bwdWeight, actBytes,
                                 weightBytes, fwdBwd, transfer, tickNs,
-                                latency, bandwidth, optimizer);
+                                latency, bandwidth, optimizer, reduce);
   do {
     StringRef key;
     SMLoc keyLoc = p.getCurrentLocation();
@@ -184,6 +186,8 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
       r = p.parseInteger(latency);
     else if (key == "bandwidth")
       r = p.parseInteger(bandwidth);
+    else if (key == "reduce")
+      r = p.parseInteger(reduce);
     else if (key == "optimizer")
       r = parseScalarOrList(p, optimizer);
     else if (key == "unit") {
@@ -205,7 +209,7 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
       p.emitError(keyLoc) << "unknown cost key '" << key
                           << "' (expected fwd, bwd, bwd_w, fwd_bwd, act, "
                              "weights, optimizer, transfer, latency, "
-                             "bandwidth or unit)";
+                             "bandwidth, reduce or unit)";
       return {};
     }
     if (failed(r))
@@ -216,7 +220,7 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
   return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
                               p.getContext(), fwd, bwd, bwdWeight, actBytes,
                               weightBytes, fwdBwd, transfer, tickNs,
-                                latency, bandwidth, optimizer);
+                                latency, bandwidth, optimizer, reduce);
 }
 
 /// The keyword of a tick length the parser accepts.
@@ -268,6 +272,8 @@ void CostAttr::print(AsmPrinter &p) const {
     p << ", latency = " << getLatency();
   if (getBandwidth())
     p << ", bandwidth = " << getBandwidth();
+  if (getReduce())
+    p << ", reduce = " << getReduce();
   if (hasTimeUnit())
     p << ", unit = " << timeUnitName(getTickNs());
   p << '>';

@@ -67,8 +67,9 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     The replay of the rank programs (lib/Scheduling/ProgramReplay) also
     times every message by its size, `latency + bytes / bandwidth`
     (`latency` in ticks, `bandwidth` in bytes per second, which needs a
-    `unit`), the reductions from the same link, and each stage's
-    `optimizer` step. A calibrated cost (`--sched-calibrate`,
+    `unit`), a gradient all-reduce as `reduce` (the measured all-reduce of
+    one stage's `weights`, scaled by size; without it, a ring over the
+    link), and each stage's `optimizer` step. A calibrated cost (`--sched-calibrate`,
     docs/calibration.md) has them all:
 
     ```mlir
@@ -86,7 +87,8 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     "int64_t":$tickNs,
     "int64_t":$latency,
     "int64_t":$bandwidth,
-    ArrayRefParameter<"int64_t", "optimizer step duration per stage">:$optimizer
+    ArrayRefParameter<"int64_t", "optimizer step duration per stage">:$optimizer,
+    "int64_t":$reduce
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;

@@ -42,6 +42,8 @@ std::string MeasuredCosts::check() const {
     if (!std::isfinite(v) || v < 0 || v >= kMaxNs)
       return std::string(name) + " = " + std::to_string(v) +
              " is not a duration (finite, >= 0, below 2^53 ns)";
+  if (reduceBytes < 0 || !std::isfinite(reduceNs) || reduceNs < 0 || reduceNs >= kMaxNs)
+    return "the all-reduce time is not a duration (finite, >= 0, below 2^53 ns)";
   if (latencyNs + nsPerByte * double(actBytes) >= kMaxNs)
     return "one transfer of act_bytes takes 2^53 ns or more";
   return "";
@@ -67,6 +69,10 @@ CalibratedCosts pipesched::scheduling::calibrate(const MeasuredCosts &m,
     c.optimizer.push_back(ticks(ns));
   c.transfer = ticks(m.latencyNs + m.nsPerByte * double(m.actBytes));
   c.latency = ticks(m.latencyNs);
+  if (m.reduceBytes > 0)
+    c.reduce = ticks(m.weightBytes > 0 ? m.reduceNs * double(m.weightBytes) /
+                                             double(m.reduceBytes)
+                                       : m.reduceNs);
   // Bytes per second; per_byte >= 2^-53 ns keeps it within int64.
   c.bandwidth = m.nsPerByte > 0 ? std::llround(std::min(1e9 / m.nsPerByte, 9e18)) : 0;
   c.actBytes = m.actBytes;
@@ -86,7 +92,7 @@ std::string CalibratedCosts::verify(const MeasuredCosts &from,
     for (int64_t v : *list)
       if (v < 0)
         return "a calibrated duration is negative";
-  if (transfer < 0 || latency < 0 || bandwidth < 0)
+  if (transfer < 0 || latency < 0 || bandwidth < 0 || reduce < 0)
     return "the calibrated transfer is negative";
   return "";
 }

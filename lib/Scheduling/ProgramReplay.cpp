@@ -17,6 +17,8 @@ double ReplayCosts::collective(int64_t bytes, size_t members,
                                bool allReduce) const {
   if (members < 2)
     return 0;
+  if (reduceBytes > 0)
+    return reduce * double(bytes) / double(reduceBytes) * (allReduce ? 1 : 0.5);
   if (perByte < 0)
     return transfer;
   double n = double(members);
@@ -26,7 +28,8 @@ double ReplayCosts::collective(int64_t bytes, size_t members,
 
 std::string ReplayCosts::check() const {
   auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
-  if (bad(latency) || bad(transfer) || !std::isfinite(perByte))
+  if (bad(latency) || bad(transfer) || bad(reduce) || reduceBytes < 0 ||
+      !std::isfinite(perByte))
     return "a transfer cost is negative or not finite";
   for (double v : optimizer)
     if (bad(v))

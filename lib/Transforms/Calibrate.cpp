@@ -59,6 +59,18 @@ public:
         !size(keys::kActBytes, m.actBytes) ||
         !size(keys::kWeightBytes, m.weightBytes))
       return std::nullopt;
+    if (const llvm::json::Value *reduce = doc.get(str(keys::kReduce))) {
+      const llvm::json::Object *object = reduce->getAsObject();
+      std::optional<int64_t> bytes =
+          object ? object->getInteger(str(keys::kReduceBytes)) : std::nullopt;
+      std::optional<double> time =
+          object ? object->getNumber(str(keys::kReduceTime)) : std::nullopt;
+      if (!bytes || !time || *bytes < 0 || object->size() != 2)
+        return fail("'reduce' must be an object with an integer 'bytes' and "
+                    "a number 'time'");
+      m.reduceBytes = *bytes;
+      m.reduceNs = *time;
+    }
     const llvm::json::Object *transfer = doc.getObject(str(keys::kTransfer));
     if (!transfer)
       return fail("'transfer' must be an object with 'latency' and "
@@ -176,5 +188,5 @@ void SchedCalibrate::runOnOperation() {
       step.getContext(), calibrated.fwd, calibrated.bwd, calibrated.bwdWeight,
       calibrated.actBytes, calibrated.weightBytes, /*fwdBwd=*/{},
       calibrated.transfer, kTickNs, calibrated.latency, calibrated.bandwidth,
-      calibrated.optimizer));
+      calibrated.optimizer, calibrated.reduce));
 }

@@ -93,6 +93,10 @@ sch::ReplayCosts pipesched::replayCostsOf(CostAttr cost, int64_t stages) {
     costs.latency = double(cost.getLatency());
     costs.perByte = cost.getMessageTicks(1) - costs.latency;
   }
+  if (cost.getReduce() > 0 && cost.getWeightBytes() > 0) {
+    costs.reduce = double(cost.getReduce());
+    costs.reduceBytes = cost.getWeightBytes();
+  }
   if (!cost.getOptimizer().empty())
     for (int64_t s = 0; s < stages; ++s)
       costs.optimizer.push_back(double(cost.getOptimizerDuration(s)));

@@ -182,6 +182,9 @@ nlohmann::ordered_json costFile(const Program &program,
   doc[str(costs::kTransfer)] = {{str(costs::kLatency), fit.latency},
                                 {str(costs::kPerByte), fit.perByte}};
   listMedians(int(Direction::Optimizer));
+  if (transfer.reduceBytes > 0)
+    doc[str(costs::kReduce)] = {{str(costs::kReduceBytes), transfer.reduceBytes},
+                                {str(costs::kReduceTime), transfer.reduceNs}};
 
   nlohmann::ordered_json measured;
   measured["backend"] = context.backend;
@@ -203,6 +206,7 @@ nlohmann::ordered_json costFile(const Program &program,
                        "at once, over MPI in host memory; one way = rank 0's median "
                        "shift; latency + per_byte * bytes by least squares"},
       {"bytes", transfer.bytes},
+      {"reduce_rounds", transfer.reduceRounds},
       {"shifts", transfer.rounds},
       {"one_way", transfer.oneWayNs}};
   doc[str(costs::kMeasured)] = measured;

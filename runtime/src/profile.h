@@ -61,6 +61,10 @@ struct TransferMeasurement {
   std::vector<int64_t> bytes;     // message sizes
   std::vector<int64_t> rounds;    // timed shifts per size
   std::vector<double> oneWayNs;   // rank 0's median shift, per size
+  // An all-reduce of `reduceBytes` (one stage's weights) over every rank:
+  // rank 0's median, ns (0: one rank, nothing to reduce).
+  int64_t reduceBytes = 0, reduceRounds = 0;
+  double reduceNs = 0;
 };
 
 // What the cost file's `measured` records besides the samples.

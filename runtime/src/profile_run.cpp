@@ -68,6 +68,31 @@ TransferMeasurement ringShift(MPI_Comm comm, int rank, int ranks, int64_t actByt
   return m;
 }
 
+// Every rank all-reduces one stage's weights (floats, summed) at once, as a
+// gradient reduction does; rank 0 times each. Open MPI's all-reduce is not
+// the point-to-point link's ring: measured, not derived. Every wait has the
+// deadline.
+void allreduceTime(MPI_Comm comm, int rank, int64_t weightBytes, double timeout,
+                   TransferMeasurement &m) {
+  const int64_t count = std::min<int64_t>(weightBytes / int64_t(sizeof(float)), 1 << 28);
+  if (count <= 0)
+    return;
+  std::vector<float> data(size_t(count), 1.0f);
+  const int64_t rounds = std::clamp<int64_t>(roundsFor(count * int64_t(sizeof(float))), 20, 100);
+  std::vector<double> times;
+  for (int64_t i = 0; i < kWarmUp + rounds; ++i) {
+    MPI_Request request;
+    const Clock::time_point start = Clock::now();
+    MPI_Iallreduce(MPI_IN_PLACE, data.data(), int(count), MPI_FLOAT, MPI_SUM, comm, &request);
+    waitOrAbort(&request, 1, rank, timeout, "--profile's all-reduce");
+    if (i >= kWarmUp)
+      times.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count());
+  }
+  m.reduceBytes = count * int64_t(sizeof(float));
+  m.reduceRounds = rounds;
+  m.reduceNs = rank == 0 ? median(times) : 0;
+}
+
 } // namespace
 
 std::string writeProfile(MPI_Comm world, const Program &program, int rank,
@@ -86,6 +111,7 @@ std::string writeProfile(MPI_Comm world, const Program &program, int rank,
     MPI_Comm_idup(world, &comm, &request);
     waitOrAbort(&request, 1, rank, timeout, "the set-up of --profile's ring of transfers");
     transfer = ringShift(comm, rank, context.ranks, context.actBytes, timeout);
+    allreduceTime(comm, rank, context.weightBytes, timeout, transfer);
     MPI_Comm_free(&comm);
   }
   if (rank != 0)

@@ -79,6 +79,16 @@ TEST(ProgramReplay, CollectivesAndOptimizer) {
   EXPECT_EQ(costs.collective(1000, 2, false), 6);
   EXPECT_EQ(r.finish[0], 29);
   EXPECT_EQ(r.finish[1], 29);
+
+  // A measured all-reduce replaces the ring: 40 ticks for 2000 bytes is 20
+  // for these 1000 (a reduce onto one root: half).
+  costs.reduce = 40;
+  costs.reduceBytes = 2000;
+  EXPECT_EQ(costs.collective(1000, 2, true), 20);
+  EXPECT_EQ(costs.collective(1000, 2, false), 10);
+  EXPECT_EQ(costs.collective(1000, 1, true), 0);
+  r = replayPrograms(t.problem, t.plan, costs);
+  EXPECT_EQ(r.finish[0], 13 + 20 + 4);
 }
 
 TEST(ProgramReplay, GroupEndsWithItsLastMessage) {

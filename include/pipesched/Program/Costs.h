@@ -12,6 +12,7 @@
 //    "act_bytes": 2048, "weight_bytes": 16640,
 //    "transfer": {"latency": 5200.0, "per_byte": 0.35},
 //    "optimizer": [...],                             // per stage
+//    "reduce": {"bytes": 526336, "time": 512000.0},   // one all-reduce
 //    "measured": {...}}                              // how: free-form
 //
 // Durations are nanoseconds. `bwd_w` is empty unless the profiled program
@@ -41,13 +42,19 @@ inline constexpr std::string_view kFormatField = "format", kVersionField = "vers
                                   kWeightBytes = "weight_bytes",
                                   kTransfer = "transfer",
                                   kOptimizer = "optimizer",
+                                  kReduce = "reduce",
                                   kMeasured = "measured";
 inline constexpr std::string_view kAll[] = {
-    kFormatField, kVersionField, kUnit,     kStages,    kFwd,
+    kFormatField, kVersionField, kUnit,     kStages,      kFwd,
     kBwd,         kBwdW,         kActBytes, kWeightBytes, kTransfer,
-    kOptimizer,   kMeasured};
+    kOptimizer,   kReduce,       kMeasured};
 /// Optional: `optimizer`, the optimizer step per stage (ns). Every duration
 /// is the runtime's trimmed mean over the ops it timed.
+
+/// Fields of `reduce` (optional): an all-reduce of `bytes` (one stage's
+/// weights) over every profiled rank took `time` ns.
+inline constexpr std::string_view kReduceBytes = "bytes", kReduceTime = "time";
+inline constexpr std::string_view kReduceAll[] = {kReduceBytes, kReduceTime};
 
 /// Fields of `transfer`.
 inline constexpr std::string_view kLatency = "latency", kPerByte = "per_byte";

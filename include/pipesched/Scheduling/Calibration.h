@@ -23,6 +23,9 @@ struct MeasuredCosts {
   std::vector<double> optimizer; ///< ns per stage; empty: not measured
   int64_t actBytes = 0, weightBytes = 0;
   double latencyNs = 0, nsPerByte = 0; ///< one tensor between workers
+  /// An all-reduce of reduceBytes took reduceNs (0 bytes: not measured).
+  int64_t reduceBytes = 0;
+  double reduceNs = 0;
 
   /// Per-stage lists of one length (bwd_w empty or that length), every
   /// figure finite, non-negative and below 2^53 ns (about 104 days).
@@ -38,6 +41,9 @@ struct CalibratedCosts {
   /// The link: a message of b bytes takes latency + b / bandwidth (bytes
   /// per second); bandwidth 0 when per_byte was 0 (transfer = latency).
   int64_t latency = 0, bandwidth = 0;
+  /// An all-reduce of one stage's weights (weightBytes, scaled from what
+  /// was measured); 0 when not measured.
+  int64_t reduce = 0;
   int64_t actBytes = 0, weightBytes = 0;
 
   /// Every duration non-negative, lists of the measured length (bwd_w

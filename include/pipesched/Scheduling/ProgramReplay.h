@@ -42,10 +42,15 @@ struct ReplayCosts {
   double latency = 0, perByte = -1, transfer = 0;
   /// Per stage; empty: optimizer steps are free.
   std::vector<double> optimizer;
+  /// A measured all-reduce: `reduce` ticks for `reduceBytes`, scaled by
+  /// size (a reduce onto one root: half); reduceBytes 0: the ring below.
+  double reduce = 0;
+  int64_t reduceBytes = 0;
 
   double message(int64_t bytes) const;
-  /// A ring all-reduce over n members (2(n-1) steps of bytes/n each), or a
-  /// reduce onto one root (n-1 steps); `transfer` without a link model.
+  /// The measured all-reduce scaled by size when there is one; else a ring
+  /// all-reduce over n members (2(n-1) steps of bytes/n each) or a reduce
+  /// onto one root (n-1 steps); `transfer` without a link model.
   double collective(int64_t bytes, size_t members, bool allReduce) const;
   /// Every figure finite and non-negative (perByte may be < 0: none).
   std::string check() const;

@@ -28,8 +28,11 @@ def main():
     split = "--split" in sys.argv[4:]
     with open(path) as f:
         c = json.load(f)
-    if sorted(c) != sorted(KEYS):
-        fail("keys %s, expected %s" % (sorted(c), sorted(KEYS)))
+    keys = KEYS + (["reduce"] if ranks > 1 else [])  # one rank reduces nothing
+    if sorted(c) != sorted(keys):
+        fail("keys %s, expected %s" % (sorted(c), sorted(keys)))
+    if ranks > 1 and (c["reduce"]["bytes"] != (64 * 64 + 64) * 4 or c["reduce"]["time"] <= 0):
+        fail("reduce %r" % c["reduce"])
     if (c["format"], c["version"], c["unit"]) != ("pipesched-costs", 1, "ns"):
         fail("format %r, version %r, unit %r" % (c["format"], c["version"], c["unit"]))
     if c["stages"] != stages:

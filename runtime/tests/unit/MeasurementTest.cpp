@@ -178,7 +178,7 @@ TEST(Profile, CostFile) {
   // Steps 2 and 3 only: 2 steps x 4 microbatches per stage and direction,
   // and each stage's optimizer step once per step.
   EXPECT_EQ(all.size(), size_t(2 * 2 * 4 * 3 + 2 * 2));
-  TransferMeasurement transfer{{64, 2048}, {200, 200}, {1000, 2000}};
+  TransferMeasurement transfer{{64, 2048}, {200, 200}, {1000, 2000}, 16640, 20, 5000};
   ProfileContext context;
   context.backend = "cpu";
   context.ranks = 2;
@@ -196,6 +196,7 @@ TEST(Profile, CostFile) {
   EXPECT_EQ(doc.size(), std::size(costs::kAll));
   EXPECT_EQ(doc["measured"]["samples"]["optimizer"], json({2, 2}));
   ASSERT_EQ(doc["optimizer"].size(), 2u);
+  EXPECT_EQ(doc["reduce"], json({{"bytes", 16640}, {"time", 5000.0}}));
   for (const char *key : {"fwd", "bwd", "bwd_w"}) {
     ASSERT_EQ(doc[key].size(), 2u) << key;
     EXPECT_EQ(doc["measured"]["samples"][key], json({8, 8})) << key;

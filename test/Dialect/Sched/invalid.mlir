@@ -72,7 +72,7 @@ sched.step stages = 1, microbatches = 1, workers = 1 cost <act = -1> {
 // -----
 
 // Tests that unknown cost keys are named.
-// expected-error @below {{unknown cost key 'speed' (expected fwd, bwd, bwd_w, fwd_bwd, act, weights, optimizer, transfer, latency, bandwidth or unit)}}
+// expected-error @below {{unknown cost key 'speed' (expected fwd, bwd, bwd_w, fwd_bwd, act, weights, optimizer, transfer, latency, bandwidth, reduce or unit)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <speed = 1> {
 }
 
