@@ -11,17 +11,19 @@
 # Each strategy is measured 3 times (errors: median [min, max]). Prints a
 # Markdown table and writes build/bench/calibration.csv (one row per run).
 #
-#   bench/calibration.sh [--quick] [--csv FILE] [--set fits|oversubscribed] [BIN_DIR]
+#   bench/calibration.sh [--quick] [--csv FILE] [--set fits|oversubscribed]
+#                        [--strategy NAME] [BIN_DIR]
 #     --quick: two strategies, few steps, once (CI runs it so the bench
 #     never rots; the times are not judged)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=0 csv=build/bench/calibration.csv only=
+quick=0 csv=build/bench/calibration.csv only= strategy_only=
 while [ $# -gt 0 ]; do
   case "$1" in
   --quick) quick=1 ;;
   --csv) csv="$2"; shift ;;
   --set) only="$2"; shift ;;
+  --strategy) strategy_only="$2"; shift ;;
   *) break ;;
   esac
   shift
@@ -78,6 +80,7 @@ run_set() {
   local row name s b w strategy cost line same rep
   for row in "$@"; do
     IFS='|' read -r name s b w strategy <<<"$row"
+    [ -z "$strategy_only" ] || [ "$name" = "$strategy_only" ] || continue
     cost="cost <fwd = 1, bwd = 2>"
     case "$strategy" in zb* | v_* | dualpipev) cost="cost <fwd = 1, bwd = 1, bwd_w = 1>" ;; esac
     echo "sched.step stages = $s, microbatches = $b, workers = $w strategy #sched.$strategy $cost {}" >"$work/$name.mlir"

@@ -34,6 +34,9 @@ std::string ReplayCosts::check() const {
   for (double v : optimizer)
     if (bad(v))
       return "an optimizer time is negative or not finite";
+  for (double v : durations)
+    if (bad(v))
+      return "a job's duration is negative or not finite";
   return "";
 }
 
@@ -95,9 +98,8 @@ private:
       const PlanOp &op = program[pc[w]];
       switch (op.kind) {
       case PlanOp::Job: {
-        const PlannedJob &job = p.jobs[op.index];
         result.jobStart[op.index] = now[w];
-        now[w] += double(job.end - job.start);
+        now[w] += costs.duration(p, op.index);
         result.jobEnd[op.index] = now[w];
         ++pc[w];
         break;
@@ -185,7 +187,8 @@ ReplayResult pipesched::scheduling::replayPrograms(const CommProblem &problem,
 }
 
 std::string ReplayResult::verify(const CommProblem &problem,
-                                 const CommPlan &plan) const {
+                                 const CommPlan &plan,
+                                 const ReplayCosts &costs) const {
   if (!error.empty())
     return error;
   if (finish.size() != plan.programs.size() ||
@@ -198,12 +201,12 @@ std::string ReplayResult::verify(const CommProblem &problem,
     for (const PlanOp &op : plan.programs[w]) {
       if (op.kind != PlanOp::Job)
         continue;
-      const PlannedJob &job = problem.jobs[op.index];
       double start = jobStart[op.index], end = jobEnd[op.index];
       if (start < free)
         return "worker " + std::to_string(w) + " starts job " +
                std::to_string(op.index) + " before its previous job ends";
-      if (std::fabs((end - start) - double(job.end - job.start)) > 1e-6 * (1 + end))
+      if (std::fabs((end - start) - costs.duration(problem, op.index)) >
+          1e-6 * (1 + end))
         return "job " + std::to_string(op.index) + " changed its duration";
       free = end;
     }

@@ -86,8 +86,21 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
   return result;
 }
 
-sch::ReplayCosts pipesched::replayCostsOf(CostAttr cost, int64_t stages) {
+sch::ReplayCosts pipesched::replayCostsOf(const StepCommProblem &input,
+                                          CostAttr cost, int64_t stages) {
   sch::ReplayCosts costs;
+  // Only pairs run differently from their simulation.
+  bool pairs = llvm::any_of(input.jobs, [](JobOpInterface job) {
+    auto forward = dyn_cast<ForwardOp>(job.getOperation());
+    return forward && forward.getOverlapped();
+  });
+  if (pairs)
+    for (auto [i, planned] : llvm::enumerate(input.problem.jobs)) {
+      Direction d = JobOpInterface(input.jobs[i]).getDirection();
+      costs.durations.push_back(
+          d == Direction::Scan ? double(planned.end - planned.start)
+                               : double(cost.getDuration(planned.stage, d)));
+    }
   costs.transfer = double(cost.getTransfer());
   if (cost.getBandwidth() > 0 && cost.hasTimeUnit()) {
     costs.latency = double(cost.getLatency());

@@ -238,9 +238,11 @@ static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
   // The programs' own time: transfers as rendezvous, a sender waiting for
   // its receiver (what a calibrated cost predicts, docs/calibration.md).
   CostAttr cost = step.getCostOrDefault();
+  sch::ReplayCosts replayCosts = replayCostsOf(*input, cost, step.getStages());
   sch::ReplayResult replay = sch::replayPrograms(
-      input->problem, plan, replayCostsOf(cost, step.getStages()));
-  if (std::string error = replay.verify(input->problem, plan); !error.empty()) {
+      input->problem, plan, replayCosts);
+  if (std::string error = replay.verify(input->problem, plan, replayCosts);
+      !error.empty()) {
     step.emitOpError() << "cannot replay the rank programs: " << error;
     return false;
   }

@@ -125,9 +125,12 @@ static FailureOr<StepStats> collect(StepOp step) {
   scheduling::CommPlan plan = scheduling::planCommunication(problem);
   scheduling::Traffic traffic = scheduling::accountTraffic(problem, plan);
   // The rank programs' own time (rendezvous transfers), as lowered.
-  scheduling::ReplayResult replay = scheduling::replayPrograms(
-      problem, plan, replayCostsOf(cost, stats.stages));
-  if (std::string error = replay.verify(problem, plan); !error.empty())
+  scheduling::ReplayCosts replayCosts =
+      replayCostsOf(*input, cost, stats.stages);
+  scheduling::ReplayResult replay =
+      scheduling::replayPrograms(problem, plan, replayCosts);
+  if (std::string error = replay.verify(problem, plan, replayCosts);
+      !error.empty())
     return step.emitOpError() << "cannot replay the rank programs: " << error;
   stats.replayed = std::llround(replay.makespan);
   for (int64_t n : traffic.scanReceived)

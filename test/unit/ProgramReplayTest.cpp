@@ -36,7 +36,7 @@ TEST(ProgramReplay, SenderWaitsForItsReceiver) {
   costs.latency = 1;
   costs.perByte = 0.01; // 100 bytes: 1 + 1 = 2 ticks
   ReplayResult r = replayPrograms(t.problem, t.plan, costs);
-  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  ASSERT_EQ(r.verify(t.problem, t.plan, costs), "");
   // Worker 0 posts its send at 2; worker 1 posts the receive only after J1,
   // at 10: the message moves from 10 to 12, and the sender waits for it.
   EXPECT_EQ(r.finish[0], 12);
@@ -53,7 +53,7 @@ TEST(ProgramReplay, AbstractTransferAndReceiverFirst) {
   ReplayCosts costs;
   costs.transfer = 3;
   ReplayResult r = replayPrograms(t.problem, t.plan, costs);
-  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  ASSERT_EQ(r.verify(t.problem, t.plan, costs), "");
   EXPECT_EQ(r.finish[0], 5);   // J0 0..2, the message 2..5
   EXPECT_EQ(r.jobStart[1], 5); // worker 1 waited in its receive
   EXPECT_EQ(r.makespan, 16);   // J1 5..15, J2 15..16
@@ -72,7 +72,7 @@ TEST(ProgramReplay, CollectivesAndOptimizer) {
   costs.perByte = 0.01;
   costs.optimizer = {4, 0};
   ReplayResult r = replayPrograms(t.problem, t.plan, costs);
-  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  ASSERT_EQ(r.verify(t.problem, t.plan, costs), "");
   // The last member arrives at 13; a ring all-reduce over 2 members is
   // 2 steps of (1 + 500 x 0.01) = 12; then the optimizer step, 4.
   EXPECT_EQ(costs.collective(1000, 2, true), 12);
@@ -102,18 +102,37 @@ TEST(ProgramReplay, GroupEndsWithItsLastMessage) {
   ReplayCosts costs;
   costs.transfer = 1;
   ReplayResult r = replayPrograms(t.problem, t.plan, costs);
-  ASSERT_EQ(r.verify(t.problem, t.plan), "");
+  ASSERT_EQ(r.verify(t.problem, t.plan, costs), "");
   // Message 0: 2..3; J1 3..13; message 1: 13..14 ends worker 0's group.
   EXPECT_EQ(r.finish[0], 14);
   EXPECT_EQ(r.jobStart[2], 14);
 }
 
+TEST(ProgramReplay, DurationsAsTheRuntimeRunsThem) {
+  TwoWorkers t;
+  // J0 simulated as 2 ticks (an overlapped pair, say) but run as 6: the
+  // send posts at 6, the receiver still waits for J1 (10), J2 at 12..13.
+  ReplayCosts costs;
+  costs.transfer = 2;
+  costs.durations = {6, 10, 1};
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
+  ASSERT_EQ(r.verify(t.problem, t.plan, costs), "");
+  EXPECT_EQ(r.jobEnd[0], 6);
+  EXPECT_EQ(r.finish[0], 12);
+  EXPECT_EQ(r.makespan, 13);
+  // Checked against the durations it was given, not the simulated ones.
+  ReplayCosts simulated;
+  simulated.transfer = 2;
+  EXPECT_NE(r.verify(t.problem, t.plan, simulated), "");
+}
+
 TEST(ProgramReplay, StuckProgramsAreReported) {
   TwoWorkers t;
   t.plan.programs[0] = {{PlanOp::Job, 0}}; // the send is missing
-  ReplayResult r = replayPrograms(t.problem, t.plan, ReplayCosts{});
+  ReplayCosts costs;
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
   EXPECT_NE(r.error.find("worker 1 waits at op 1"), std::string::npos) << r.error;
-  EXPECT_NE(r.verify(t.problem, t.plan), "");
+  EXPECT_NE(r.verify(t.problem, t.plan, costs), "");
   ReplayCosts negative;
   negative.latency = -1;
   EXPECT_NE(negative.check(), "");

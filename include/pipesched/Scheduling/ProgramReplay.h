@@ -12,7 +12,8 @@
 // calibrated cost predicts (docs/calibration.md).
 //
 // Semantics, per rank, in program order, from time 0:
-//  - a job takes its simulated duration (end - start);
+//  - a job takes its duration (ReplayCosts::durations, by default its
+//    simulated one, end - start);
 //  - a group posts every operation at the rank's time t; a message of b
 //    bytes completes at max(send post, receive post) + message(b); the
 //    group ends at its last message's completion;
@@ -42,6 +43,12 @@ struct ReplayCosts {
   double latency = 0, perByte = -1, transfer = 0;
   /// Per stage; empty: optimizer steps are free.
   std::vector<double> optimizer;
+  /// Per job of the problem: how long the runtime takes to run it; empty:
+  /// its simulated duration (end - start). They differ for DualPipe's
+  /// overlapped pairs, which the simulator runs as one job of the pair's
+  /// time and the runtimes as the forward, then the backward's halves, with
+  /// the pair's transfers in between.
+  std::vector<double> durations;
   /// A measured all-reduce: `reduce` ticks for `reduceBytes`, scaled by
   /// size (a reduce onto one root: half); reduceBytes 0: the ring below.
   double reduce = 0;
@@ -54,6 +61,12 @@ struct ReplayCosts {
   double collective(int64_t bytes, size_t members, bool allReduce) const;
   /// Every figure finite and non-negative (perByte may be < 0: none).
   std::string check() const;
+  /// Job i's duration: durations[i], or its simulated one.
+  double duration(const CommProblem &problem, size_t i) const {
+    return durations.empty()
+               ? double(problem.jobs[i].end - problem.jobs[i].start)
+               : durations[i];
+  }
 };
 
 struct ReplayResult {
@@ -64,9 +77,10 @@ struct ReplayResult {
   /// CommPlan::verify): the ranks still waiting.
   std::string error;
 
-  /// Jobs in program order on each worker, no overlap, durations kept,
-  /// makespan the latest finish. Empty string or the first violation.
-  std::string verify(const CommProblem &problem, const CommPlan &plan) const;
+  /// Jobs in program order on each worker, no overlap, each job's duration
+  /// kept, makespan the latest finish. Empty string or the first violation.
+  std::string verify(const CommProblem &problem, const CommPlan &plan,
+                     const ReplayCosts &costs) const;
 };
 
 /// Replays `plan` (which passes CommPlan::verify) of `problem`.

@@ -22,9 +22,12 @@ struct StepCommProblem {
   llvm::SmallVector<sched::JobOpInterface> jobs;
 };
 
-/// What the replay of the rank programs charges for communication and
-/// optimizer steps, from a step's cost (ProgramReplay.h).
-scheduling::ReplayCosts replayCostsOf(sched::CostAttr cost, int64_t stages);
+/// What the replay of the rank programs charges for jobs, communication and
+/// optimizer steps, from a step's cost (ProgramReplay.h): an overlapped
+/// pair's jobs take their own durations (forward, backward, weight half, in
+/// turn, as the runtimes run them), every other job its simulated one.
+scheduling::ReplayCosts replayCostsOf(const StepCommProblem &input,
+                                      sched::CostAttr cost, int64_t stages);
 
 /// Converts `step` (placed and simulated: every job has a worker, an order
 /// and times); emits a located error naming the pass to run otherwise.
