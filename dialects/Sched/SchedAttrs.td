@@ -106,14 +106,6 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
       ::llvm::ArrayRef<int64_t> v = getOptimizer();
       return v.empty() ? 0 : v.size() == 1 ? v.front() : v[stage];
     }
-    /// Ticks to move `bytes` between workers under the link model
-    /// (`latency`, `bandwidth`), or `transfer` without one.
-    double getMessageTicks(int64_t bytes) const {
-      if (getBandwidth() <= 0 || !hasTimeUnit())
-        return double(getTransfer());
-      return double(getLatency()) +
-             double(bytes) * 1e9 / double(getBandwidth()) / double(getTickNs());
-    }
     /// `ticks` in milliseconds (0 without a unit).
     double toMilliseconds(int64_t ticks) const {
       return double(ticks) * double(getTickNs()) / 1e6;

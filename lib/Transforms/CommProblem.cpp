@@ -8,6 +8,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace pipesched;
 using namespace pipesched::sched;
@@ -86,8 +88,9 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
   return result;
 }
 
-sch::ReplayCosts pipesched::replayCostsOf(const StepCommProblem &input,
-                                          CostAttr cost, int64_t stages) {
+/// What the replay charges, from the step's cost.
+static sch::ReplayCosts replayCostsOf(const StepCommProblem &input,
+                                      CostAttr cost) {
   sch::ReplayCosts costs;
   // Only pairs run differently from their simulation.
   bool pairs = llvm::any_of(input.jobs, [](JobOpInterface job) {
@@ -104,14 +107,25 @@ sch::ReplayCosts pipesched::replayCostsOf(const StepCommProblem &input,
   costs.transfer = double(cost.getTransfer());
   if (cost.getBandwidth() > 0 && cost.hasTimeUnit()) {
     costs.latency = double(cost.getLatency());
-    costs.perByte = cost.getMessageTicks(1) - costs.latency;
+    costs.perByte = 1e9 / double(cost.getBandwidth()) / double(cost.getTickNs());
   }
   if (cost.getReduce() > 0 && cost.getWeightBytes() > 0) {
     costs.reduce = double(cost.getReduce());
     costs.reduceBytes = cost.getWeightBytes();
   }
   if (!cost.getOptimizer().empty())
-    for (int64_t s = 0; s < stages; ++s)
+    for (int64_t s = 0; s < input.problem.numStages; ++s)
       costs.optimizer.push_back(double(cost.getOptimizerDuration(s)));
   return costs;
+}
+
+FailureOr<int64_t> pipesched::replayRankPrograms(StepOp step,
+                                                 const StepCommProblem &input,
+                                                 const sch::CommPlan &plan) {
+  sch::ReplayCosts costs = replayCostsOf(input, step.getCostOrDefault());
+  sch::ReplayResult replay = sch::replayPrograms(input.problem, plan, costs);
+  if (std::string error = replay.verify(input.problem, plan, costs);
+      !error.empty())
+    return step.emitOpError() << "cannot replay the rank programs: " << error;
+  return std::llround(replay.makespan);
 }

@@ -13,8 +13,6 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
-#include <cmath>
-
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDLOWERRANKS
 #include "pipesched/Transforms/Passes.h.inc"
@@ -237,16 +235,10 @@ static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
     }
   // The programs' own time: transfers as rendezvous, a sender waiting for
   // its receiver (what a calibrated cost predicts, docs/calibration.md).
-  CostAttr cost = step.getCostOrDefault();
-  sch::ReplayCosts replayCosts = replayCostsOf(*input, cost, step.getStages());
-  sch::ReplayResult replay = sch::replayPrograms(
-      input->problem, plan, replayCosts);
-  if (std::string error = replay.verify(input->problem, plan, replayCosts);
-      !error.empty()) {
-    step.emitOpError() << "cannot replay the rank programs: " << error;
+  FailureOr<int64_t> replayed = replayRankPrograms(step, *input, plan);
+  if (failed(replayed))
     return false;
-  }
-  RankBuilder(step, *input, plan).build(std::llround(replay.makespan));
+  RankBuilder(step, *input, plan).build(*replayed);
   return true;
 }
 

@@ -19,8 +19,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
-
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDSTATS
 #include "pipesched/Transforms/Passes.h.inc"
@@ -125,14 +123,10 @@ static FailureOr<StepStats> collect(StepOp step) {
   scheduling::CommPlan plan = scheduling::planCommunication(problem);
   scheduling::Traffic traffic = scheduling::accountTraffic(problem, plan);
   // The rank programs' own time (rendezvous transfers), as lowered.
-  scheduling::ReplayCosts replayCosts =
-      replayCostsOf(*input, cost, stats.stages);
-  scheduling::ReplayResult replay =
-      scheduling::replayPrograms(problem, plan, replayCosts);
-  if (std::string error = replay.verify(problem, plan, replayCosts);
-      !error.empty())
-    return step.emitOpError() << "cannot replay the rank programs: " << error;
-  stats.replayed = std::llround(replay.makespan);
+  FailureOr<int64_t> replayed = replayRankPrograms(step, *input, plan);
+  if (failed(replayed))
+    return failure();
+  stats.replayed = *replayed;
   for (int64_t n : traffic.scanReceived)
     stats.scanRecv += n;
   for (auto [w, ws] : llvm::enumerate(stats.perWorker)) {

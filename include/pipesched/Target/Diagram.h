@@ -17,6 +17,8 @@
 #ifndef PIPESCHED_TARGET_DIAGRAM_H
 #define PIPESCHED_TARGET_DIAGRAM_H
 
+#include "pipesched/Scheduling/CommPlan.h"
+
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -45,9 +47,10 @@ struct Job {
   bool partOfPair = false;
 };
 
-/// Communication between workers, as thin marks.
+/// Communication between workers, as thin marks: the plan's messages.
 struct Mark {
-  enum Kind : uint8_t { Activation, Gradient, Weights, Scan } kind;
+  using Kind = scheduling::Message::Kind;
+  Kind kind = scheduling::Message::Activation;
   int32_t from = 0, to = 0;
   int64_t sent = 0, arrived = 0; ///< times (arrived >= sent)
   int64_t stage = 0, microbatch = -1, bytes = 0;

@@ -9,6 +9,8 @@
 #ifndef PIPESCHED_TARGET_TORCHCSV_H
 #define PIPESCHED_TARGET_TORCHCSV_H
 
+#include "pipesched/Dialect/Sched/SchedOps.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
@@ -30,6 +32,11 @@ llvm::LogicalResult exportTorchCSV(mlir::Operation *op, llvm::raw_ostream &os);
 /// and receive actions (`_merge_bw` and `_add_send_recv`).
 llvm::LogicalResult exportTorchCommsCSV(mlir::Operation *op,
                                         llvm::raw_ostream &os);
+
+/// torch's action letter of a job: F forward, B whole backward (a backward
+/// of an unsplit step, or one marked `whole`), I input-gradient half, W
+/// weight-gradient half. A scan job (BPPSA) has none: 0.
+char torchActionLetter(sched::JobOpInterface job, bool splitBackward);
 
 /// Registers `--import-torch-csv` with mlir-translate's registry.
 void registerImportTorchCSV();

@@ -22,12 +22,15 @@ struct StepCommProblem {
   llvm::SmallVector<sched::JobOpInterface> jobs;
 };
 
-/// What the replay of the rank programs charges for jobs, communication and
-/// optimizer steps, from a step's cost (ProgramReplay.h): an overlapped
-/// pair's jobs take their own durations (forward, backward, weight half, in
-/// turn, as the runtimes run them), every other job its simulated one.
-scheduling::ReplayCosts replayCostsOf(const StepCommProblem &input,
-                                      sched::CostAttr cost, int64_t stages);
+/// The time of the rank programs `plan` makes of `input` (ProgramReplay.h),
+/// in ticks, charged from the step's cost: messages by the link (or
+/// `transfer`), reductions by `reduce`, optimizer steps, and an overlapped
+/// pair's jobs each its own duration (forward, backward, weight half, in
+/// turn, as the runtimes run them). The one replay behind
+/// --sched-lower-ranks and --sched-stats; a located error if it fails.
+llvm::FailureOr<int64_t> replayRankPrograms(sched::StepOp step,
+                                            const StepCommProblem &input,
+                                            const scheduling::CommPlan &plan);
 
 /// Converts `step` (placed and simulated: every job has a worker, an order
 /// and times); emits a located error naming the pass to run otherwise.

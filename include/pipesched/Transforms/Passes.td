@@ -72,7 +72,8 @@ def SchedCalibrate : Pass<"sched-calibrate", "::pipesched::sched::StepOp"> {
     durations).
 
     ```
-    pipeline-opt --sched-calibrate=costs=costs.json --sched-expand       --sched-place --sched-simulate --sched-stats spec.mlir
+    pipeline-opt --sched-calibrate=costs=costs.json --pipeline-schedule \
+      --sched-stats spec.mlir
     ```
   }];
   let options = [

@@ -9,6 +9,7 @@
 #include "pipesched/Target/Diagram.h"
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Target/TorchCSV.h"
 #include "pipesched/Transforms/CommProblem.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -33,19 +34,7 @@ static char kindOf(JobOpInterface job, bool split) {
     return 'J';
   if (isa<CombineOp>(op))
     return 'C';
-  switch (job.getDirection()) {
-  case Direction::Forward:
-    return 'F';
-  case Direction::Backward: {
-    auto backward = dyn_cast<BackwardOp>(op);
-    return split && !(backward && backward.getWhole()) ? 'I' : 'B';
-  }
-  case Direction::BackwardWeight:
-    return 'W';
-  case Direction::Scan:
-    break;
-  }
-  return 'C';
+  return torchActionLetter(job, split);
 }
 
 FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
@@ -138,25 +127,12 @@ FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
   int64_t transfer = cost.getTransfer();
   for (auto [i, m] : llvm::enumerate(plan.messages)) {
     Mark mark;
+    mark.kind = m.kind;
     mark.from = m.sender;
     mark.to = m.receiver;
     mark.stage = m.stage;
     mark.microbatch = m.microbatch;
     mark.bytes = m.bytes;
-    switch (m.kind) {
-    case sch::Message::Activation:
-      mark.kind = Mark::Activation;
-      break;
-    case sch::Message::Gradient:
-      mark.kind = Mark::Gradient;
-      break;
-    case sch::Message::Scan:
-      mark.kind = Mark::Scan;
-      break;
-    case sch::Message::Weights:
-      mark.kind = Mark::Weights;
-      break;
-    }
     if (m.kind == sch::Message::Weights) {
       mark.sent = sendAt[i];
       mark.arrived = std::max(mark.sent, recvAt[i]);

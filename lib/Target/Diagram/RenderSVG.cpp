@@ -160,7 +160,7 @@ private:
 
   void marks() {
     for (const Mark &m : d.marks) {
-      bool weights = m.kind == Mark::Weights;
+      bool weights = m.kind == Mark::Kind::Weights;
       // From the bottom of the sender's lane to the top of the receiver's
       // (or the reverse when the receiver is above).
       bool down = m.to > m.from;
@@ -171,8 +171,8 @@ private:
                          weights ? "fetch" : "transfer", x(m.sent), y1,
                          x(m.arrived), y2)
          << (weights                        ? "weights of stage "
-             : m.kind == Mark::Activation ? "activation of stage "
-             : m.kind == Mark::Gradient   ? "gradient of stage "
+             : m.kind == Mark::Kind::Activation ? "activation of stage "
+             : m.kind == Mark::Kind::Gradient   ? "gradient of stage "
                                           : "scan tensor of stage ")
          << m.stage;
       if (m.microbatch >= 0)

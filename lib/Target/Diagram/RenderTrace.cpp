@@ -48,7 +48,7 @@ void pipesched::diagram::renderTrace(const Diagram &d, llvm::raw_ostream &os) {
   // Named as pipeline-run --trace names the ops that move them: "send to
   // 1", "recv from 0", "send_weights 2", "fetch_weights 2".
   for (const Mark &m : d.marks) {
-    bool weights = m.kind == Mark::Weights;
+    bool weights = m.kind == Mark::Kind::Weights;
     double start = double(m.sent) * us, length = double(m.arrived - m.sent) * us;
     std::string stage = std::to_string(m.stage);
     writer.slice(m.from, trace::kCommunication,

@@ -21,16 +21,18 @@ using namespace mlir;
 using namespace pipesched;
 using namespace pipesched::sched;
 
-static char actionKind(Direction d, bool split) {
-  switch (d) {
+char pipesched::torchActionLetter(JobOpInterface job, bool split) {
+  switch (job.getDirection()) {
   case Direction::Forward:
     return 'F';
-  case Direction::Backward:
-    return split ? 'I' : 'B';
+  case Direction::Backward: {
+    auto backward = dyn_cast<BackwardOp>(job.getOperation());
+    return split && !(backward && backward.getWhole()) ? 'I' : 'B';
+  }
   case Direction::BackwardWeight:
     return 'W';
   case Direction::Scan:
-    break; // refused before
+    return 0;
   }
   llvm_unreachable("unknown direction");
 }
@@ -125,11 +127,8 @@ static FailureOr<Rows> collectRows(Operation *op) {
     entries[*worker].push_back({*order, job});
   }
   auto actionOf = [&](JobOpInterface job) {
-    auto backward = dyn_cast<BackwardOp>(job.getOperation());
-    char kind = backward && backward.getWhole()
-                    ? 'B'
-                    : actionKind(job.getDirection(), split);
-    return Action{kind, job.getStageIndex(), job.getMicrobatchIndex()};
+    return Action{torchActionLetter(job, split), job.getStageIndex(),
+                  job.getMicrobatchIndex()};
   };
   rows.cells.resize(entries.size());
   for (auto [worker, workerEntries] : llvm::enumerate(entries)) {

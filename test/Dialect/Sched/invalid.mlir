@@ -85,6 +85,27 @@ sched.step stages = 1, microbatches = 1, workers = 1 cost <transfer = -3> {
 
 // -----
 
+// Tests that a bandwidth (bytes per second) needs ticks of a real length.
+// expected-error @below {{cost 'bandwidth' (bytes per second) needs a 'unit' for its ticks}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <latency = 5, bandwidth = 1000000> {
+}
+
+// -----
+
+// Tests that a measured all-reduce is a duration.
+// expected-error @below {{cost 'reduce' has a negative duration -4}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <reduce = -4, unit = ns> {
+}
+
+// -----
+
+// Tests that optimizer steps list one duration per stage.
+// expected-error @below {{cost 'optimizer' lists 3 durations for 2 stages}}
+sched.step stages = 2, microbatches = 1, workers = 1 cost <optimizer = [1, 2, 3]> {
+}
+
+// -----
+
 // Tests that a time unit is one the printer can write back.
 // expected-error @below {{unknown time unit 'ps' (expected ns, us or ms)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <unit = ps> {
