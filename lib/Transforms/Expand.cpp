@@ -2,6 +2,7 @@
 
 #include "pipesched/Dialect/Sched/SchedGraph.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -37,25 +38,26 @@ static void fillStrategyCap(StepOp step) {
       MemoryCapAttr::get(step.getContext(), caps, /*inBytes=*/false));
 }
 
+llvm::LogicalResult pipesched::expandStep(StepOp step, int64_t maxJobs) {
+  // The verifier guarantees the product does not overflow.
+  int64_t jobs =
+      step.getStages() * step.getMicrobatches() * step.getJobsPerPair();
+  if (jobs > maxJobs)
+    return step.emitOpError()
+           << "would expand into " << jobs << " jobs, more than max-jobs = "
+           << maxJobs << " (--sched-expand=max-jobs=N raises the limit)";
+  fillStrategyCap(step);
+  buildJobGraph(step);
+  return llvm::success();
+}
+
 namespace {
 struct SchedExpand : pipesched::impl::SchedExpandBase<SchedExpand> {
   using Base::Base;
   void runOnOperation() override {
-    pipesched::sched::StepOp step = getOperation();
-    if (!step.isSpec())
-      return;
-    // The verifier guarantees the product does not overflow.
-    int64_t jobs =
-        step.getStages() * step.getMicrobatches() * step.getJobsPerPair();
-    int64_t limit = maxJobs;
-    if (jobs > limit) {
-      step.emitOpError() << "would expand into " << jobs
-                         << " jobs, more than max-jobs = " << limit
-                         << " (--sched-expand=max-jobs=N raises the limit)";
-      return signalPassFailure();
-    }
-    fillStrategyCap(step);
-    pipesched::sched::buildJobGraph(step);
+    StepOp step = getOperation();
+    if (step.isSpec() && failed(pipesched::expandStep(step, maxJobs)))
+      signalPassFailure();
   }
 };
 } // namespace

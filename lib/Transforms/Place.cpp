@@ -8,6 +8,7 @@
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -134,29 +135,32 @@ static LogicalResult writeStaticOrder(StepOp step,
   return success();
 }
 
+LogicalResult pipesched::placeStep(StepOp step) {
+  auto jobs = step.getBody().front().getOps<JobOpInterface>();
+  // A graph placed entirely by hand (an imported schedule) needs no scheme.
+  bool needsPlacement = llvm::any_of(jobs, [](JobOpInterface job) {
+    return !job.getComputeWorker() ||
+           (!job.getWeightsWorker() &&
+            !isa<LossGradOp, CombineOp>(job.getOperation()));
+  });
+  if (needsPlacement && failed(placeJobs(step)))
+    return failure();
+
+  ResolvedPriority priority = resolvePriority(step);
+  bool needsOrder = priority.order && llvm::any_of(jobs, [](JobOpInterface job) {
+                      return !job.getOrderIndex();
+                    });
+  if (needsOrder && failed(writeStaticOrder(step, priority)))
+    return failure();
+  return success();
+}
+
 namespace {
 struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
   void runOnOperation() override {
     StepOp step = getOperation();
-    if (step.isSpec())
-      return;
-    auto jobs = step.getBody().front().getOps<JobOpInterface>();
-    // A graph placed entirely by hand (an imported schedule) needs no scheme.
-    bool needsPlacement = llvm::any_of(jobs, [](JobOpInterface job) {
-      return !job.getComputeWorker() ||
-             (!job.getWeightsWorker() &&
-              !isa<LossGradOp, CombineOp>(job.getOperation()));
-    });
-    if (needsPlacement && failed(placeJobs(step)))
-      return signalPassFailure();
-
-    ResolvedPriority priority = resolvePriority(step);
-    bool needsOrder = priority.order &&
-                      llvm::any_of(jobs, [](JobOpInterface job) {
-                        return !job.getOrderIndex();
-                      });
-    if (needsOrder && failed(writeStaticOrder(step, priority)))
-      return signalPassFailure();
+    if (!step.isSpec() && failed(placeStep(step)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -7,6 +7,7 @@
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/ListScheduler.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -22,22 +23,10 @@ using namespace pipesched::sched;
 namespace sim = pipesched::scheduling;
 
 namespace {
-/// The simulation jobs of a step: usually one job op each; an overlapped
-/// forward and the backward (and weight half) after it form one.
-struct SimJobs {
-  /// Members of each simulation job, the first one leading.
-  SmallVector<SmallVector<JobOpInterface, 1>> members;
-};
-
 struct SchedSimulate : pipesched::impl::SchedSimulateBase<SchedSimulate> {
   using Base::Base;
 
   void runOnOperation() override;
-
-private:
-  /// Builds the scheduling problem; fails with a located diagnostic.
-  LogicalResult buildGraph(StepOp step, sim::JobGraph &graph, SimJobs &jobs,
-                           sim::SimulationOptions &options);
 };
 } // namespace
 
@@ -47,7 +36,7 @@ private:
 /// the group of each op, by position in the block.
 static FailureOr<SmallVector<uint32_t>>
 groupOverlappedPairs(StepOp step, MutableArrayRef<JobOpInterface> ops, bool split,
-                     bool replay, SimJobs &jobs) {
+                     bool replay, SimulationInput &jobs) {
   bool anyOverlapped = llvm::any_of(ops, [](JobOpInterface job) {
     auto forward = dyn_cast<ForwardOp>(job.getOperation());
     return forward && forward.getOverlapped();
@@ -113,9 +102,14 @@ groupOverlappedPairs(StepOp step, MutableArrayRef<JobOpInterface> ops, bool spli
   return group;
 }
 
-LogicalResult SchedSimulate::buildGraph(StepOp step, sim::JobGraph &graph,
-                                        SimJobs &jobs,
-                                        sim::SimulationOptions &options) {
+LogicalResult pipesched::buildSimulationInput(StepOp step,
+                                              const SimulationOverrides &o,
+                                              SimulationInput &jobs) {
+  sim::JobGraph &graph = jobs.graph;
+  sim::SimulationOptions &options = jobs.options;
+  int64_t transferTime = o.transferTime, memoryCap = o.memoryCap,
+          memoryCapBytes = o.memoryCapBytes;
+  bool noMemoryCap = o.noMemoryCap, reorder = o.reorder;
   int64_t S = step.getStages(), W = step.getWorkers();
   CostAttr cost = step.getCostOrDefault();
   ResolvedPriority priority = resolvePriority(step);
@@ -241,11 +235,13 @@ void SchedSimulate::runOnOperation() {
   StepOp step = getOperation();
   if (step.isSpec())
     return;
-  sim::JobGraph graph;
-  SimJobs jobs;
-  sim::SimulationOptions options;
-  if (failed(buildGraph(step, graph, jobs, options)))
+  SimulationOverrides overrides{transferTime, memoryCap, memoryCapBytes,
+                                noMemoryCap, reorder};
+  SimulationInput jobs;
+  if (failed(buildSimulationInput(step, overrides, jobs)))
     return signalPassFailure();
+  const sim::JobGraph &graph = jobs.graph;
+  const sim::SimulationOptions &options = jobs.options;
 
   sim::SimulationResult result = sim::simulate(graph, options);
   if (!result.timeline) {

@@ -193,6 +193,51 @@ def SchedStats : Pass<"sched-stats", "::mlir::ModuleOp"> {
   ];
 }
 
+def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
+  let summary = "Find the fastest schedule of a step spec, with a lower bound";
+  let description = [{
+    For every `sched.step` spec of the module: enumerates the schedules
+    pipesched can express for its shape and costs (every named strategy
+    whose constraints hold, with its parameters: interleaving chunks and
+    rounds, LPP/FSLPP groups and rings, the zero-bubble and V families; and
+    each placement under the affine priorities and under a cap at the
+    memory limit), simulates them exactly as `--sched-simulate` does, and
+    rewrites the step into the fastest one that keeps every worker within
+    `memory-limit` live activations (or `memory-limit-bytes`, with the
+    cost's `act`). Candidates run in increasing order of a lower bound of
+    their own and are skipped once it exceeds the `top`-th best latency.
+    Prints the ranked runners-up and a certificate: the lower bound every
+    schedule of the step obeys (critical path, work / W, the memory-time
+    bound), which of them binds, and the gap. `exact` also finds the true
+    optimum of a tiny step by branch and bound over every schedule.
+    docs/search.md has the space, the bounds and measured gaps.
+
+    ```
+    pipeline-opt --sched-search="memory-limit=4" spec.mlir -o best.mlir
+    ```
+  }];
+  let options = [
+    Option<"memoryLimit", "memory-limit", "int64_t", /*default=*/"0",
+           "Live activations a worker may keep (0: no limit)">,
+    Option<"memoryLimitBytes", "memory-limit-bytes", "int64_t", /*default=*/"0",
+           "Activation bytes a worker may keep, with the cost's 'act' (0: no limit)">,
+    Option<"top", "top", "int64_t", /*default=*/"10",
+           "Runners-up to rank and print">,
+    Option<"format", "format", "::pipesched::StatsFormat",
+           /*default=*/"::pipesched::StatsFormat::Table", "Output format",
+           [{::llvm::cl::values(
+             clEnumValN(::pipesched::StatsFormat::Table, "table", "a readable table"),
+             clEnumValN(::pipesched::StatsFormat::Json, "json", "JSON"))}]>,
+    Option<"exact", "exact", "bool", /*default=*/"false",
+           "Also find the optimum over every schedule (tiny steps only)">,
+    Option<"exactNodes", "exact-nodes", "int64_t", /*default=*/"20000000",
+           "Search nodes the exact solver may visit">,
+    Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 20",
+           "Most jobs a candidate may have">,
+  ];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
 def SchedLowerRanks : Pass<"sched-lower-ranks", "::mlir::ModuleOp"> {
   let summary = "Build one static program per worker from a simulated step";
   let description = [{

@@ -1,0 +1,68 @@
+//===- SearchSpace.h - the schedules --sched-search tries -------*- C++ -*-===//
+//
+// The dialect side of the search (lib/Scheduling/Search is the algorithm):
+// which specs a step's shape admits, a lower bound of each from its
+// placement, and its simulation through the same phases the passes run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPESCHED_TRANSFORMS_SEARCHSPACE_H
+#define PIPESCHED_TRANSFORMS_SEARCHSPACE_H
+
+#include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Scheduling/Search.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace pipesched {
+
+/// One schedule of the space: a strategy, and optionally the priority and
+/// cap that replace its own.
+struct SearchCandidate {
+  sched::StrategyAttrInterface strategy;
+  mlir::Attribute priority;      ///< null: the strategy's own
+  sched::MemoryCapAttr cap;      ///< null: the strategy's own
+};
+
+/// The search problem of a spec step (shape, per-stage durations, stage
+/// graph, overlap ratio); the memory limit is the caller's.
+scheduling::SearchProblem buildSearchProblem(sched::StepOp spec);
+
+/// Every candidate the spec's shape admits (each verifies as a step), in a
+/// fixed order: named strategies with their own priorities first, then each
+/// placement under every affine priority, without a cap and with a cap at
+/// the problem's memory limit (in bytes: per worker, what its weights
+/// leave for activations).
+std::vector<SearchCandidate>
+enumerateCandidates(sched::StepOp spec, const scheduling::SearchProblem &problem);
+
+/// The bytes of weights each worker holds under the candidate: one copy of
+/// every stage it owns (w_weights) and, when it computes a stage it does not
+/// own, two fetched copies (the one in use and the next, prefetched).
+std::vector<int64_t> heldWeightBytes(sched::StepOp spec,
+                                     const SearchCandidate &candidate);
+
+/// Gives `step` the candidate's scheme: strategy, priority and cap (the
+/// step's own maps, priority and cap are dropped).
+void applyCandidate(sched::StepOp step, const SearchCandidate &candidate);
+
+/// The candidate's compute worker of every job, by jobCoordIndex.
+std::vector<int32_t> candidateWorkers(sched::StepOp spec,
+                                      const SearchCandidate &candidate);
+
+/// Simulates the candidate on a copy of `spec` located at `loc` (expand,
+/// place, simulate, as the passes do): latency, peak live activations and
+/// peak bytes (activations at the cost's `act` plus heldWeightBytes), or
+/// the error. The phases' diagnostics are emitted at `loc` (the caller
+/// captures them); a stuck simulation's reason is in `error`.
+scheduling::CandidateResult evaluateCandidate(sched::StepOp spec,
+                                              const SearchCandidate &candidate,
+                                              mlir::Location loc,
+                                              int64_t maxJobs);
+
+/// The candidate as the spec's syntax: `strategy ... [priority ...] [cap ...]`.
+void printCandidate(llvm::raw_ostream &os, const SearchCandidate &candidate);
+
+} // namespace pipesched
+
+#endif // PIPESCHED_TRANSFORMS_SEARCHSPACE_H

@@ -1,0 +1,230 @@
+//===- ExactSchedule.cpp - the optimal schedule of a tiny step --------------===//
+
+#include "pipesched/Scheduling/ExactSchedule.h"
+
+#include "pipesched/Scheduling/Priorities.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace pipesched::scheduling;
+
+namespace {
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+class ExactSearch {
+public:
+  ExactSearch(const SearchProblem &p, int64_t transfer, int64_t upperBound,
+              int64_t nodeLimit)
+      : transfer(transfer), best(upperBound), nodeLimit(nodeLimit),
+        memoryLimit(p.memoryLimit), workers(p.workers) {
+    build(p);
+  }
+
+  ExactResult run() {
+    dfs(0, 0);
+    return {best, nodes <= nodeLimit, nodes};
+  }
+
+private:
+  struct Job {
+    int64_t duration = 0;
+    std::vector<uint32_t> preds;
+    /// The forward whose activation this job frees when it ends, or -1.
+    int64_t releases = -1;
+    bool forward = false;
+    /// The longest path from this job's start to the end of the step.
+    int64_t tail = 0;
+  };
+  std::vector<Job> jobs;
+  std::vector<uint32_t> topological;
+  int64_t transfer, best, nodeLimit, memoryLimit, workers;
+  int64_t nodes = 0;
+  // State, undone on backtrack.
+  std::vector<int64_t> start, end, workerOf;
+  std::vector<int64_t> workerFree;
+  std::vector<uint8_t> touched;
+  size_t started = 0;
+
+  void build(const SearchProblem &p) {
+    int64_t perPair = p.jobsPerPair(), B = p.microbatches;
+    std::vector<std::vector<int64_t>> succs = p.stageSuccs();
+    jobs.resize(size_t(p.numJobs()));
+    auto id = [&](int64_t s, int64_t b, Direction d) {
+      return uint32_t(jobCoordIndex(B, perPair, {s, b, d}));
+    };
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t s = 0; s < p.stages; ++s) {
+        Job &f = jobs[id(s, b, Direction::Forward)];
+        f.duration = p.forward[size_t(s)];
+        f.forward = true;
+        for (int64_t q : p.stagePreds[size_t(s)])
+          f.preds.push_back(id(q, b, Direction::Forward));
+        topological.push_back(id(s, b, Direction::Forward));
+      }
+      for (int64_t s = p.stages; s-- > 0;) {
+        Job &g = jobs[id(s, b, Direction::Backward)];
+        g.duration = p.backward[size_t(s)];
+        if (succs[size_t(s)].empty())
+          g.preds.push_back(id(s, b, Direction::Forward));
+        for (int64_t t : succs[size_t(s)])
+          g.preds.push_back(id(t, b, Direction::Backward));
+        for (int64_t q : p.stagePreds[size_t(s)])
+          g.preds.push_back(id(q, b, Direction::Forward));
+        topological.push_back(id(s, b, Direction::Backward));
+        if (p.isSplit()) {
+          Job &w = jobs[id(s, b, Direction::BackwardWeight)];
+          w.duration = p.weight[size_t(s)];
+          w.preds.push_back(id(s, b, Direction::Backward));
+          w.releases = id(s, b, Direction::Forward);
+          topological.push_back(id(s, b, Direction::BackwardWeight));
+        } else {
+          g.releases = id(s, b, Direction::Forward);
+        }
+      }
+    }
+    // Tails, from the sinks back (reverse topological order).
+    for (size_t k = topological.size(); k-- > 0;) {
+      Job &j = jobs[topological[k]];
+      j.tail += j.duration;
+      for (uint32_t q : j.preds)
+        jobs[q].tail = std::max(jobs[q].tail, j.tail);
+    }
+    size_t n = jobs.size();
+    start.assign(n, kNever);
+    end.assign(n, kNever);
+    workerOf.assign(n, -1);
+    workerFree.assign(size_t(workers), 0);
+    touched.assign(size_t(workers), 0);
+  }
+
+  bool isStarted(size_t j) const { return start[j] != kNever; }
+
+  /// When job j's inputs are all on worker w, or kNever.
+  int64_t arrival(size_t j, int64_t w) const {
+    int64_t at = 0;
+    for (uint32_t q : jobs[j].preds) {
+      if (!isStarted(q))
+        return kNever;
+      at = std::max(at, end[q] + (workerOf[q] != w ? transfer : 0));
+    }
+    return at;
+  }
+
+  int64_t liveAt(int64_t w, int64_t t) const {
+    int64_t live = 0;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (!jobs[j].forward || workerOf[j] != w || start[j] > t)
+        continue;
+      live += 1;
+    }
+    for (size_t j = 0; j < jobs.size(); ++j)
+      if (jobs[j].releases >= 0 && end[j] <= t &&
+          workerOf[size_t(jobs[j].releases)] == w)
+        live -= 1;
+    return live;
+  }
+
+  /// A bound on the makespan of any completion of the current state.
+  int64_t lowerBound(int64_t t) const {
+    int64_t bound = 0;
+    __int128 pending = 0;
+    std::vector<int64_t> earliest(jobs.size(), 0);
+    for (uint32_t j : topological) {
+      if (isStarted(j)) {
+        bound = std::max(bound, end[j]);
+        continue;
+      }
+      int64_t at = t;
+      for (uint32_t q : jobs[j].preds)
+        at = std::max(at, isStarted(q) ? end[q]
+                                       : earliest[q] + jobs[q].duration);
+      earliest[j] = at;
+      bound = std::max(bound, at + jobs[j].tail);
+      pending += jobs[j].duration;
+    }
+    for (int64_t w = 0; w < workers; ++w)
+      pending += std::max<int64_t>(0, workerFree[size_t(w)] - t);
+    int64_t spread = int64_t((pending + workers - 1) / workers);
+    return std::max(bound, t + spread);
+  }
+
+  void dfs(int64_t t, int64_t fromWorker) {
+    if (++nodes > nodeLimit)
+      return;
+    if (started == jobs.size()) {
+      int64_t makespan = 0;
+      for (int64_t e : end)
+        makespan = std::max(makespan, e);
+      best = std::min(best, makespan);
+      return;
+    }
+    if (lowerBound(t) >= best)
+      return;
+    int64_t w = fromWorker;
+    while (w < workers && workerFree[size_t(w)] > t)
+      ++w;
+    if (w == workers) {
+      // Every worker is busy or has passed: on to the next event.
+      int64_t next = kNever;
+      for (int64_t free : workerFree)
+        if (free > t)
+          next = std::min(next, free);
+      for (size_t j = 0; j < jobs.size(); ++j) {
+        if (isStarted(j))
+          continue;
+        for (int64_t v = 0; v < workers; ++v) {
+          int64_t at = arrival(j, v);
+          if (at > t && at != kNever)
+            next = std::min(next, at);
+        }
+      }
+      if (next != kNever)
+        dfs(next, 0);
+      return;
+    }
+    // Workers that have run nothing are interchangeable: only the first
+    // of them may start a job.
+    bool firstFresh = true;
+    if (!touched[size_t(w)])
+      for (int64_t v = 0; v < w; ++v)
+        firstFresh &= bool(touched[size_t(v)]);
+    if (firstFresh) {
+      int64_t live = -1;
+      for (size_t j = 0; j < jobs.size() && nodes <= nodeLimit; ++j) {
+        if (isStarted(j) || arrival(j, w) > t)
+          continue;
+        if (jobs[j].forward && memoryLimit > 0) {
+          if (live < 0)
+            live = liveAt(w, t);
+          if (live + 1 > memoryLimit)
+            continue;
+        }
+        int64_t savedFree = workerFree[size_t(w)];
+        uint8_t savedTouched = touched[size_t(w)];
+        start[j] = t;
+        end[j] = t + jobs[j].duration;
+        workerOf[j] = w;
+        workerFree[size_t(w)] = end[j];
+        touched[size_t(w)] = 1;
+        ++started;
+        dfs(t, w);
+        --started;
+        start[j] = end[j] = kNever;
+        workerOf[j] = -1;
+        workerFree[size_t(w)] = savedFree;
+        touched[size_t(w)] = savedTouched;
+      }
+    }
+    // Or worker w starts nothing now.
+    dfs(t, w + 1);
+  }
+};
+} // namespace
+
+ExactResult pipesched::scheduling::solveExactly(const SearchProblem &problem,
+                                                int64_t transferTime,
+                                                int64_t upperBound,
+                                                int64_t nodeLimit) {
+  return ExactSearch(problem, transferTime, upperBound, nodeLimit).run();
+}

@@ -1,0 +1,357 @@
+//===- Search.cpp - find the fastest schedule of a step spec --------------===//
+//
+// A thin adapter: spec -> SearchProblem and candidates (SearchSpace) ->
+// branch and bound (lib/Scheduling/Search) -> the best candidate written
+// into the spec, and the ranking and certificate printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipesched/Scheduling/ExactSchedule.h"
+#include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/SearchSpace.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <mutex>
+
+namespace pipesched {
+#define GEN_PASS_DEF_SCHEDSEARCH
+#include "pipesched/Transforms/Passes.h.inc"
+} // namespace pipesched
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+namespace sim = pipesched::scheduling;
+
+/// The file name of every candidate's location: its line is the
+/// candidate's index, so captured diagnostics find their candidate.
+static constexpr llvm::StringLiteral kCandidateFile = "sched-search candidate";
+/// Candidates simulated at a time; fixed, so that what is skipped does not
+/// depend on the thread count.
+static constexpr size_t kBatch = 8;
+/// The exact solver is exponential: steps of more jobs are not tried.
+static constexpr int64_t kExactMaxJobs = 40;
+
+namespace {
+/// What one spec's search found, for printing.
+struct SearchReport {
+  int64_t stages = 0, microbatches = 0, workers = 0;
+  /// The limit in activations, and in bytes when given so (else -1).
+  int64_t memoryLimit = -1, memoryLimitBytes = -1;
+  std::vector<SearchCandidate> candidates;
+  sim::SearchOutcome outcome;
+  /// The named strategies (own priority and cap), by candidate index.
+  std::vector<size_t> named;
+  double seconds = 0;
+  std::optional<sim::ExactResult> exact;
+  std::string exactSkipped;
+};
+
+struct SchedSearch : pipesched::impl::SchedSearchBase<SchedSearch> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  FailureOr<SearchReport> search(StepOp spec);
+};
+} // namespace
+
+static std::string candidateText(const SearchCandidate &c) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printCandidate(os, c);
+  return text;
+}
+
+static double gapOf(int64_t latency, int64_t bound) {
+  return bound > 0 ? double(latency - bound) / double(bound) : 0.0;
+}
+
+/// The fitting named strategy of least latency, if any.
+static std::optional<size_t> bestNamed(const SearchReport &r,
+                                       const sim::SearchProblem &problem) {
+  std::optional<size_t> best;
+  for (size_t i : r.named) {
+    const sim::CandidateResult &c = r.outcome.results[i];
+    if (c.fits(problem) &&
+        (!best || c.latency < r.outcome.results[*best].latency))
+      best = i;
+  }
+  return best;
+}
+
+FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
+  MLIRContext *ctx = &getContext();
+  SearchReport report;
+  report.stages = spec.getStages();
+  report.microbatches = spec.getMicrobatches();
+  report.workers = spec.getWorkers();
+  if (memoryLimit < 0 || memoryLimitBytes < 0 || top < 1 || exactNodes < 1 ||
+      maxJobs < 1)
+    return spec.emitOpError(
+        "--sched-search needs memory limits >= 0 and top, exact-nodes and "
+        "max-jobs >= 1");
+  if (memoryLimit > 0 && memoryLimitBytes > 0)
+    return spec.emitOpError(
+        "--sched-search takes memory-limit or memory-limit-bytes, not both");
+  int64_t limit = memoryLimit > 0 ? int64_t(memoryLimit) : -1;
+  if (memoryLimitBytes > 0) {
+    int64_t act = spec.getCostOrDefault().getActBytes();
+    if (act <= 0)
+      return spec.emitOpError(
+          "memory-limit-bytes needs the cost's 'act' size");
+    limit = memoryLimitBytes / act;
+    if (limit == 0)
+      return spec.emitOpError()
+             << "memory-limit-bytes = " << memoryLimitBytes
+             << " holds no activation of act = " << act << " bytes";
+  }
+  report.memoryLimit = limit;
+  report.memoryLimitBytes = memoryLimitBytes > 0 ? int64_t(memoryLimitBytes) : -1;
+
+  sim::SearchProblem problem = buildSearchProblem(spec);
+  problem.memoryLimit = limit;
+  problem.memoryLimitBytes = report.memoryLimitBytes;
+  if (std::string error = problem.check(); !error.empty())
+    return spec.emitOpError() << "cannot be searched: " << error;
+  int64_t jobs = problem.numJobs();
+  if (jobs > maxJobs)
+    return spec.emitOpError()
+           << "has " << jobs << " jobs per candidate, more than max-jobs = "
+           << maxJobs << " (--sched-search=max-jobs=N raises the limit)";
+
+  auto start = std::chrono::steady_clock::now();
+  report.candidates = enumerateCandidates(spec, problem);
+  // A family per strategy: equal schedules of one strategy rank once.
+  std::vector<uint32_t> family;
+  llvm::DenseMap<Attribute, uint32_t> familyOf;
+  for (const SearchCandidate &c : report.candidates)
+    family.push_back(
+        familyOf.try_emplace(c.strategy, uint32_t(familyOf.size())).first->second);
+  sim::LowerBound global = sim::computeLowerBound(problem);
+  std::vector<int64_t> bounds;
+  bounds.reserve(report.candidates.size());
+  for (auto [i, c] : llvm::enumerate(report.candidates)) {
+    // Named strategies are always simulated (by their bound's place in the
+    // order), so that the report can compare the best with them.
+    bool isNamed = !c.priority && !c.cap;
+    if (isNamed)
+      report.named.push_back(i);
+    bounds.push_back(isNamed ? global.value()
+                             : sim::candidateBound(problem, global,
+                                                   candidateWorkers(spec, c)));
+  }
+
+  // The phases' diagnostics on candidates are captured, not reported.
+  std::vector<std::string> errors(report.candidates.size());
+  std::mutex errorsMutex;
+  ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+    auto loc = dyn_cast<FileLineColLoc>(diag.getLocation());
+    if (!loc || loc.getFilename() != kCandidateFile)
+      return failure();
+    std::lock_guard<std::mutex> lock(errorsMutex);
+    std::string &error = errors[loc.getLine()];
+    if (error.empty())
+      error = diag.str();
+    return success();
+  });
+  auto evaluate = [&](const std::vector<size_t> &batch,
+                      std::vector<sim::CandidateResult> &results) {
+    parallelFor(ctx, 0, batch.size(), [&](size_t k) {
+      size_t i = batch[k];
+      Location loc = FileLineColLoc::get(ctx, kCandidateFile, unsigned(i), 0);
+      sim::CandidateResult r =
+          evaluateCandidate(spec, report.candidates[i], loc, maxJobs);
+      r.bound = results[i].bound;
+      results[i] = std::move(r);
+    });
+    for (size_t i : batch)
+      if (results[i].error.empty())
+        results[i].error = errors[i];
+  };
+  report.outcome =
+      sim::runSearch(problem, bounds, family, size_t(top), kBatch, evaluate);
+  report.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (std::string error =
+          sim::verifySearch(problem, family, size_t(top), report.outcome);
+      !error.empty())
+    return spec.emitOpError() << "search result is invalid: " << error;
+
+  if (report.outcome.ranking.empty()) {
+    bool bytes = report.memoryLimitBytes >= 0;
+    InFlightDiagnostic diag = spec.emitOpError()
+                              << "has no schedule within the memory limit of "
+                              << (bytes ? report.memoryLimitBytes : limit)
+                              << (bytes ? " bytes" : " activations")
+                              << " per worker";
+    // The candidate that came closest.
+    auto peakOf = [&](const sim::CandidateResult &r) {
+      return bytes ? r.peakBytes : r.peak;
+    };
+    std::optional<size_t> closest;
+    for (auto [i, r] : llvm::enumerate(report.outcome.results))
+      if (r.simulated &&
+          (!closest || peakOf(r) < peakOf(report.outcome.results[*closest])))
+        closest = i;
+    if (closest)
+      diag.attachNote() << "the least peak is "
+                        << peakOf(report.outcome.results[*closest])
+                        << (bytes ? " bytes" : " activations") << ", by "
+                        << candidateText(report.candidates[*closest]);
+    return diag;
+  }
+
+  if (exact) {
+    if (problem.overlapRatio < 1)
+      report.exactSkipped = "overlapped pairs are not modelled";
+    else if (jobs > kExactMaxJobs)
+      report.exactSkipped = llvm::formatv("{0} jobs, more than {1}", jobs,
+                                          kExactMaxJobs);
+    else {
+      int64_t best =
+          report.outcome.results[report.outcome.ranking.front()].latency;
+      report.exact = sim::solveExactly(
+          problem, spec.getCostOrDefault().getTransfer(), best + 1, exactNodes);
+    }
+  }
+  applyCandidate(spec, report.candidates[report.outcome.ranking.front()]);
+  return report;
+}
+
+static void printReport(llvm::raw_ostream &os, const SearchReport &r,
+                        const sim::SearchProblem &problem) {
+  const sim::SearchOutcome &o = r.outcome;
+  const sim::LowerBound &b = o.bound;
+  os << "sched-search: stages = " << r.stages
+     << ", microbatches = " << r.microbatches << ", workers = " << r.workers;
+  if (r.memoryLimitBytes >= 0)
+    os << ", memory limit " << r.memoryLimitBytes << " bytes per worker";
+  else if (r.memoryLimit > 0)
+    os << ", memory limit " << r.memoryLimit << " activations per worker";
+  os << "\n";
+  os << llvm::formatv("  candidates {0}: {1} simulated ({2} stuck, {3} over "
+                      "the limit, {4} equal to a ranked one), {5} skipped by "
+                      "their bounds, in {6:f3} s\n",
+                      r.candidates.size(), o.evaluated, o.failed, o.overLimit,
+                      o.duplicates, o.pruned, r.seconds);
+  os << "  lower bound " << b.value() << ": " << b.binding()
+     << " (critical path " << b.criticalPath << ", work / W " << b.work;
+  if (r.memoryLimit > 0)
+    os << ", memory-time " << b.memoryTime;
+  os << ")\n";
+  int64_t best = o.results[o.ranking.front()].latency;
+  os << llvm::formatv("  best {0}, gap {1:f1}%", best,
+                      100 * gapOf(best, b.value()));
+  if (std::optional<size_t> named = bestNamed(r, problem))
+    os << "; best named strategy " << Attribute(r.candidates[*named].strategy)
+       << " at " << o.results[*named].latency;
+  else
+    os << "; no named strategy fits";
+  os << "\n";
+  if (r.exact)
+    os << "  exact optimum " << r.exact->makespan
+       << (r.exact->proven ? " (proven" : " (not proven") << ", "
+       << r.exact->nodes << " nodes)\n";
+  else if (!r.exactSkipped.empty())
+    os << "  exact optimum not searched: " << r.exactSkipped << "\n";
+  bool bytes = r.memoryLimitBytes >= 0;
+  os << "  rank  latency     gap  peak" << (bytes ? "       bytes" : "")
+     << "  schedule\n";
+  for (auto [k, i] : llvm::enumerate(o.ranking)) {
+    const sim::CandidateResult &c = o.results[i];
+    os << llvm::formatv("  {0,4}  {1,7}  {2,5:f1}%  {3,4}  ", k + 1, c.latency,
+                        100 * gapOf(c.latency, b.value()), c.peak);
+    if (bytes)
+      os << llvm::formatv("{0,10}  ", c.peakBytes);
+    printCandidate(os, r.candidates[i]);
+    os << "\n";
+  }
+}
+
+static llvm::json::Object reportJson(const SearchReport &r,
+                                     const sim::SearchProblem &problem) {
+  const sim::SearchOutcome &o = r.outcome;
+  const sim::LowerBound &b = o.bound;
+  llvm::json::Array ranking;
+  for (auto [k, i] : llvm::enumerate(o.ranking)) {
+    const sim::CandidateResult &c = o.results[i];
+    ranking.push_back(llvm::json::Object{
+        {"rank", int64_t(k + 1)},
+        {"latency", c.latency},
+        {"gap", gapOf(c.latency, b.value())},
+        {"peak_live", c.peak},
+        {"peak_bytes", c.peakBytes},
+        {"schedule", candidateText(r.candidates[i])}});
+  }
+  llvm::json::Object json{
+      {"stages", r.stages},
+      {"microbatches", r.microbatches},
+      {"workers", r.workers},
+      {"memory_limit", r.memoryLimit},
+      {"memory_limit_bytes", r.memoryLimitBytes},
+      {"equal_to_ranked", o.duplicates},
+      {"candidates", int64_t(r.candidates.size())},
+      {"simulated", o.evaluated},
+      {"stuck", o.failed},
+      {"over_limit", o.overLimit},
+      {"skipped", o.pruned},
+      {"seconds", r.seconds},
+      {"bound", llvm::json::Object{{"value", b.value()},
+                                   {"binding", b.binding()},
+                                   {"critical_path", b.criticalPath},
+                                   {"work", b.work},
+                                   {"memory_time", b.memoryTime}}},
+      {"ranking", std::move(ranking)}};
+  if (std::optional<size_t> named = bestNamed(r, problem))
+    json["best_named"] = llvm::json::Object{
+        {"schedule", candidateText(r.candidates[*named])},
+        {"latency", o.results[*named].latency},
+        {"peak_live", o.results[*named].peak}};
+  else
+    json["best_named"] = nullptr;
+  if (r.exact)
+    json["exact"] = llvm::json::Object{{"makespan", r.exact->makespan},
+                                       {"proven", r.exact->proven},
+                                       {"nodes", r.exact->nodes}};
+  return json;
+}
+
+void SchedSearch::runOnOperation() {
+  llvm::json::Array steps;
+  bool failedAny = false;
+  getOperation().walk([&](StepOp step) {
+    if (!step.isSpec()) {
+      step.emitOpError("--sched-search needs a step spec (no jobs): run it "
+                       "before --sched-expand");
+      failedAny = true;
+      return;
+    }
+    sim::SearchProblem problem = buildSearchProblem(step);
+    FailureOr<SearchReport> report = search(step);
+    if (failed(report)) {
+      failedAny = true;
+      return;
+    }
+    problem.memoryLimit = report->memoryLimit;
+    problem.memoryLimitBytes = report->memoryLimitBytes;
+    if (format == StatsFormat::Json)
+      steps.push_back(reportJson(*report, problem));
+    else
+      printReport(llvm::outs(), *report, problem);
+  });
+  if (failedAny)
+    return signalPassFailure();
+  if (format == StatsFormat::Json)
+    llvm::outs() << llvm::formatv(
+        "{0:2}\n", llvm::json::Value(llvm::json::Object{{"steps", std::move(steps)}}));
+}

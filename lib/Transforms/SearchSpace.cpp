@@ -1,0 +1,265 @@
+//===- SearchSpace.cpp - the schedules --sched-search tries ---------------===//
+
+#include "pipesched/Transforms/SearchSpace.h"
+
+#include "pipesched/Dialect/Sched/SchedScheme.h"
+#include "pipesched/Scheduling/Saturating.h"
+#include "pipesched/Transforms/StepPhases.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace pipesched;
+using namespace pipesched::sched;
+namespace sim = pipesched::scheduling;
+
+sim::SearchProblem pipesched::buildSearchProblem(StepOp spec) {
+  sim::SearchProblem p;
+  p.stages = spec.getStages();
+  p.microbatches = spec.getMicrobatches();
+  p.workers = spec.getWorkers();
+  CostAttr cost = spec.getCostOrDefault();
+  p.actBytes = cost.getActBytes();
+  p.weightBytes = cost.getWeightBytes();
+  bool split = cost.isSplitBackward();
+  SmallVector<int64_t> preds;
+  for (int64_t s = 0; s < p.stages; ++s) {
+    p.forward.push_back(cost.getDuration(s, Direction::Forward));
+    p.backward.push_back(cost.getDuration(s, Direction::Backward));
+    if (split)
+      p.weight.push_back(cost.getDuration(s, Direction::BackwardWeight));
+    spec.getStagePreds(s, preds);
+    p.stagePreds.emplace_back(preds.begin(), preds.end());
+  }
+  // An overlapped pair may take less than its members: every bound scales
+  // by the smallest such ratio. Only DualPipeV overlaps (S = 2W, split).
+  if (split && p.stages == 2 * p.workers && !cost.getFwdBwd().empty()) {
+    int64_t maxBackward = 0;
+    for (int64_t s = 0; s < p.stages; ++s)
+      maxBackward = std::max(maxBackward, p.backward[s] + p.weight[s]);
+    for (int64_t s = 0; s < p.stages; ++s) {
+      int64_t members = p.forward[s] + maxBackward;
+      if (members > 0)
+        p.overlapRatio = std::min(
+            p.overlapRatio,
+            double(cost.getOverlapDuration(s, 0)) / double(members));
+    }
+    p.overlapRatio = std::clamp(p.overlapRatio, 1e-9, 1.0);
+  }
+  return p;
+}
+
+/// The affine priorities every placement is tried with: the named policies
+/// and fill-drain in groups of g microbatches (gradient accumulation with
+/// less memory), for g = W, 2W, 4W, ... below B.
+static std::vector<Attribute> affinePriorities(MLIRContext *ctx, int64_t B,
+                                               int64_t W) {
+  std::vector<Attribute> keys;
+  for (PriorityPolicy policy :
+       {PriorityPolicy::FillDrain, PriorityPolicy::BackwardFirst,
+        PriorityPolicy::DepthFirst, PriorityPolicy::BreadthFirst})
+    keys.push_back(PriorityPolicyAttr::get(ctx, policy));
+  AffineExpr s = getAffineDimExpr(0, ctx), b = getAffineDimExpr(1, ctx),
+             d = getAffineDimExpr(2, ctx), p = getAffineDimExpr(3, ctx);
+  (void)s;
+  for (int64_t g = W; g < B; g *= 2)
+    keys.push_back(AffineMapAttr::get(AffineMap::get(
+        4, 0, {b.floorDiv(g), (d + 2).floorDiv(3), b, p}, ctx)));
+  return keys;
+}
+
+std::vector<SearchCandidate>
+pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
+  MLIRContext *ctx = spec.getContext();
+  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
+          W = spec.getWorkers();
+  std::vector<StrategyAttrInterface> named, placements;
+  auto add = [&](StrategyAttrInterface strategy, bool placement) {
+    named.push_back(strategy);
+    if (placement)
+      placements.push_back(strategy);
+  };
+  add(DdpAttr::get(ctx), true);
+  add(FsdpAttr::get(ctx), false); // computes as DDP does
+  add(GpipeAttr::get(ctx), true);
+  add(OneFOneBAttr::get(ctx), false); // GPipe's placement
+  if (S % W == 0 && S / W >= 2) {
+    int64_t v = S / W;
+    add(Interleaved1F1BAttr::get(ctx, v, Interleaved1F1BAttr::kMegatronGroup),
+        true);
+    add(Interleaved1F1BAttr::get(ctx, v, Interleaved1F1BAttr::kTorchGroup),
+        false);
+    for (int64_t g = 2 * W; g <= B; g *= 2)
+      add(Interleaved1F1BAttr::get(ctx, v, g), false);
+    add(LoopedBfsAttr::get(ctx, v), false);
+  }
+  if (S % W == 0)
+    add(ZbH1Attr::get(ctx, S / W), false);
+  add(ZbH2Attr::get(ctx), false);
+  add(ZbvAttr::get(ctx), true);
+  add(VHalfAttr::get(ctx), false);
+  add(VMinAttr::get(ctx), false);
+  add(DualPipeVAttr::get(ctx), false);
+  for (int64_t ring = 1; ring <= W; ++ring) {
+    if (W % ring || S % ring)
+      continue;
+    int64_t groups = W / ring;
+    // G = 1, R = S is GPipe and G = W, R = 1 on a chain is DDP's
+    // placement: tried once, under their own names.
+    add(LppAttr::get(ctx, groups, ring), !(groups == 1 || ring == 1));
+    add(FslppAttr::get(ctx, groups, ring), false);
+  }
+
+  // Keep what verifies as a step of this shape; the refusals are expected
+  // (most strategies constrain S, B and W) and not reported.
+  OpBuilder builder(ctx);
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(spec.getLoc());
+  builder.setInsertionPointToEnd(scratch->getBody());
+  auto probe = cast<StepOp>(builder.clone(*spec.getOperation()));
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  std::vector<SearchCandidate> candidates;
+  auto keep = [&](const SearchCandidate &candidate) {
+    applyCandidate(probe, candidate);
+    if (succeeded(verify(probe)))
+      candidates.push_back(candidate);
+  };
+  for (StrategyAttrInterface strategy : named)
+    keep({strategy, {}, {}});
+  for (StrategyAttrInterface strategy : placements) {
+    std::vector<MemoryCapAttr> caps = {MemoryCapAttr::get(ctx, {}, false)};
+    if (problem.memoryLimitBytes >= 0 && problem.actBytes > 0) {
+      // What the weights leave of the limit, in activations (at least
+      // one: a worker that cannot hold one is over the limit anyway).
+      SmallVector<int64_t> units;
+      for (int64_t held : heldWeightBytes(spec, {strategy, {}, {}}))
+        units.push_back(std::max<int64_t>(
+            1, (problem.memoryLimitBytes - held) / problem.actBytes));
+      if (llvm::all_equal(units))
+        units.resize(1);
+      caps.push_back(MemoryCapAttr::get(ctx, units, false));
+    } else if (problem.memoryLimit > 0) {
+      caps.push_back(MemoryCapAttr::get(ctx, {problem.memoryLimit}, false));
+    }
+    for (Attribute priority : affinePriorities(ctx, B, W))
+      for (MemoryCapAttr cap : caps)
+        keep({strategy, priority, cap});
+  }
+  return candidates;
+}
+
+void pipesched::applyCandidate(StepOp step, const SearchCandidate &candidate) {
+  step.setStrategyAttr(candidate.strategy);
+  step.setComputeMapAttr({});
+  step.setWeightsMapAttr({});
+  step.setPriorityAttr(candidate.priority);
+  step.setMemoryCapAttr(candidate.cap);
+}
+
+std::vector<int32_t> pipesched::candidateWorkers(StepOp spec,
+                                                 const SearchCandidate &c) {
+  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
+          W = spec.getWorkers();
+  int64_t perPair = spec.getJobsPerPair();
+  AffineMap compute = c.strategy.getComputeMap(S, B, W);
+  std::vector<int32_t> workers(size_t(S * B * perPair));
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t d = 0; d < perPair; ++d)
+        workers[size_t((s * B + b) * perPair + d)] = int32_t(
+            evaluatePlacement(compute, s, b, Direction(d)));
+  return workers;
+}
+
+std::vector<int64_t> pipesched::heldWeightBytes(StepOp spec,
+                                                const SearchCandidate &c) {
+  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
+          W = spec.getWorkers();
+  int64_t perPair = spec.getJobsPerPair();
+  int64_t bytes = spec.getCostOrDefault().getWeightBytes();
+  AffineMap compute = c.strategy.getComputeMap(S, B, W);
+  AffineMap weights = c.strategy.getWeightsMap(S, B, W);
+  // owns[w * S + s]: w owns a replica of stage s.
+  std::vector<uint8_t> owns(size_t(W * S), 0);
+  std::vector<std::pair<int64_t, int64_t>> computed; // (worker, stage)
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t d = 0; d < perPair; ++d) {
+        int64_t owner = evaluatePlacement(weights, s, b, Direction(d));
+        int64_t worker = evaluatePlacement(compute, s, b, Direction(d));
+        if (owner >= 0 && owner < W)
+          owns[size_t(owner * S + s)] = 1;
+        if (worker >= 0 && worker < W && worker != owner)
+          computed.push_back({worker, s});
+      }
+  std::vector<int64_t> held(size_t(W), 0);
+  std::vector<uint8_t> fetches(size_t(W), 0);
+  for (auto [worker, s] : computed)
+    if (!owns[size_t(worker * S + s)])
+      fetches[size_t(worker)] = 1;
+  for (int64_t w = 0; w < W; ++w) {
+    int64_t stages = fetches[size_t(w)] ? 2 : 0;
+    for (int64_t s = 0; s < S; ++s)
+      stages += owns[size_t(w * S + s)];
+    held[size_t(w)] = sim::saturatingMul(stages, bytes);
+  }
+  return held;
+}
+
+sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
+                                                  const SearchCandidate &c,
+                                                  Location loc,
+                                                  int64_t maxJobs) {
+  sim::CandidateResult result;
+  OpBuilder builder(spec.getContext());
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(spec.getLoc());
+  builder.setInsertionPointToEnd(scratch->getBody());
+  auto step = cast<StepOp>(builder.clone(*spec.getOperation()));
+  step->setLoc(loc);
+  applyCandidate(step, c);
+  // Diagnostics of this step are captured by the caller's handler (by the
+  // step's location); a failure here leaves the error there.
+  if (failed(expandStep(step, maxJobs)) || failed(placeStep(step)))
+    return result;
+  SimulationInput input;
+  if (failed(buildSimulationInput(step, {}, input)))
+    return result;
+  sim::SimulationResult simulated = sim::simulate(input.graph, input.options);
+  if (!simulated.timeline) {
+    result.error = simulated.error;
+    return result;
+  }
+  result.simulated = true;
+  result.latency = simulated.timeline->makespan;
+  int64_t act = spec.getCostOrDefault().getActBytes();
+  std::vector<int64_t> held = heldWeightBytes(spec, c);
+  for (auto [w, peak] : llvm::enumerate(simulated.timeline->peakLive)) {
+    result.peak = std::max(result.peak, peak);
+    result.peakBytes = std::max(
+        result.peakBytes,
+        sim::saturatingAdd(sim::saturatingMul(peak, act), held[w]));
+  }
+  return result;
+}
+
+void pipesched::printCandidate(llvm::raw_ostream &os,
+                               const SearchCandidate &c) {
+  os << "strategy " << Attribute(c.strategy);
+  if (auto policy = dyn_cast_or_null<PriorityPolicyAttr>(c.priority))
+    os << " priority <" << stringifyPriorityPolicy(policy.getValue()) << '>';
+  else if (c.priority)
+    os << " priority " << c.priority;
+  if (c.cap) {
+    os << " cap <";
+    if (c.cap.isNone())
+      os << "none";
+    else
+      os << (c.cap.getInBytes() ? "bytes" : "units") << " = "
+         << c.cap.getLimits().front();
+    os << '>';
+  }
+}
