@@ -111,7 +111,7 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
     limit = memoryLimitBytes / act;
     if (limit == 0)
       return spec.emitOpError()
-             << "memory-limit-bytes = " << memoryLimitBytes
+             << "memory-limit-bytes = " << int64_t(memoryLimitBytes)
              << " holds no activation of act = " << act << " bytes";
   }
   report.memoryLimit = limit;
@@ -126,7 +126,7 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   if (jobs > maxJobs)
     return spec.emitOpError()
            << "has " << jobs << " jobs per candidate, more than max-jobs = "
-           << maxJobs << " (--sched-search=max-jobs=N raises the limit)";
+           << int64_t(maxJobs) << " (--sched-search=max-jobs=N raises the limit)";
 
   auto start = std::chrono::steady_clock::now();
   report.candidates = enumerateCandidates(spec, problem);

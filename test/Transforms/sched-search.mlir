@@ -62,7 +62,7 @@ module @lpp_only {
 // EXACT-NEXT:   best 18, gap 100.0%; no named strategy fits
 // EXACT-NEXT:   exact optimum 14 (proven, 1124649 nodes)
 
-// JSON: {binding: critical path, critical_path: 9, memory_time: 9, value: 9, work: 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 26 26
+// JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 26 26
 
 // The searched spec composes with the rest of the pipeline.
 // COMPOSE: latency: 51 ticks
