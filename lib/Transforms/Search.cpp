@@ -135,14 +135,14 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   llvm::DenseMap<Attribute, uint32_t> familyOf;
   for (const SearchCandidate &c : report.candidates)
     family.push_back(
-        familyOf.try_emplace(c.strategy, uint32_t(familyOf.size())).first->second);
+        familyOf.try_emplace(c.family(), uint32_t(familyOf.size())).first->second);
   sim::LowerBound global = sim::computeLowerBound(problem);
   std::vector<int64_t> bounds;
   bounds.reserve(report.candidates.size());
   for (auto [i, c] : llvm::enumerate(report.candidates)) {
     // Named strategies are always simulated (by their bound's place in the
     // order), so that the report can compare the best with them.
-    bool isNamed = !c.priority && !c.cap;
+    bool isNamed = c.strategy && !c.priority && !c.cap;
     if (isNamed)
       report.named.push_back(i);
     bounds.push_back(isNamed ? global.value()

@@ -18,6 +18,22 @@ using namespace pipesched;
 using namespace pipesched::sched;
 namespace sim = pipesched::scheduling;
 
+Attribute SearchCandidate::family() const {
+  if (strategy)
+    return strategy;
+  return AffineMapAttr::get(compute);
+}
+
+/// The candidate's placement maps for the spec's shape.
+static std::pair<AffineMap, AffineMap> placementMaps(StepOp spec,
+                                                     const SearchCandidate &c) {
+  if (!c.strategy)
+    return {c.compute, c.compute};
+  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
+          W = spec.getWorkers();
+  return {c.strategy.getComputeMap(S, B, W), c.strategy.getWeightsMap(S, B, W)};
+}
+
 sim::SearchProblem pipesched::buildSearchProblem(StepOp spec) {
   sim::SearchProblem p;
   p.stages = spec.getStages();
@@ -129,14 +145,23 @@ pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
       candidates.push_back(candidate);
   };
   for (StrategyAttrInterface strategy : named)
-    keep({strategy, {}, {}});
-  for (StrategyAttrInterface strategy : placements) {
+    keep({strategy, {}, {}, {}});
+  std::vector<SearchCandidate> bases;
+  for (StrategyAttrInterface strategy : placements)
+    bases.push_back({strategy, {}, {}, {}});
+  // A skewed placement: microbatch b starts on worker b mod W and moves one
+  // worker per stage, which balances B not divisible by W.
+  if (W > 1) {
+    AffineExpr s = getAffineDimExpr(0, ctx), b = getAffineDimExpr(1, ctx);
+    bases.push_back({{}, AffineMap::get(3, 0, (s + b) % W), {}, {}});
+  }
+  for (const SearchCandidate &base : bases) {
     std::vector<MemoryCapAttr> caps = {MemoryCapAttr::get(ctx, {}, false)};
     if (problem.memoryLimitBytes >= 0 && problem.actBytes > 0) {
       // What the weights leave of the limit, in activations (at least
       // one: a worker that cannot hold one is over the limit anyway).
       SmallVector<int64_t> units;
-      for (int64_t held : heldWeightBytes(spec, {strategy, {}, {}}))
+      for (int64_t held : heldWeightBytes(spec, base))
         units.push_back(std::max<int64_t>(
             1, (problem.memoryLimitBytes - held) / problem.actBytes));
       if (llvm::all_equal(units))
@@ -147,14 +172,15 @@ pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
     }
     for (Attribute priority : affinePriorities(ctx, B, W))
       for (MemoryCapAttr cap : caps)
-        keep({strategy, priority, cap});
+        keep({base.strategy, base.compute, priority, cap});
   }
   return candidates;
 }
 
 void pipesched::applyCandidate(StepOp step, const SearchCandidate &candidate) {
   step.setStrategyAttr(candidate.strategy);
-  step.setComputeMapAttr({});
+  step.setComputeMapAttr(candidate.compute ? AffineMapAttr::get(candidate.compute)
+                                           : AffineMapAttr());
   step.setWeightsMapAttr({});
   step.setPriorityAttr(candidate.priority);
   step.setMemoryCapAttr(candidate.cap);
@@ -162,10 +188,9 @@ void pipesched::applyCandidate(StepOp step, const SearchCandidate &candidate) {
 
 std::vector<int32_t> pipesched::candidateWorkers(StepOp spec,
                                                  const SearchCandidate &c) {
-  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
-          W = spec.getWorkers();
+  int64_t S = spec.getStages(), B = spec.getMicrobatches();
   int64_t perPair = spec.getJobsPerPair();
-  AffineMap compute = c.strategy.getComputeMap(S, B, W);
+  AffineMap compute = placementMaps(spec, c).first;
   std::vector<int32_t> workers(size_t(S * B * perPair));
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < B; ++b)
@@ -181,8 +206,7 @@ std::vector<int64_t> pipesched::heldWeightBytes(StepOp spec,
           W = spec.getWorkers();
   int64_t perPair = spec.getJobsPerPair();
   int64_t bytes = spec.getCostOrDefault().getWeightBytes();
-  AffineMap compute = c.strategy.getComputeMap(S, B, W);
-  AffineMap weights = c.strategy.getWeightsMap(S, B, W);
+  auto [compute, weights] = placementMaps(spec, c);
   // owns[w * S + s]: w owns a replica of stage s.
   std::vector<uint8_t> owns(size_t(W * S), 0);
   std::vector<std::pair<int64_t, int64_t>> computed; // (worker, stage)
@@ -248,7 +272,10 @@ sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
 
 void pipesched::printCandidate(llvm::raw_ostream &os,
                                const SearchCandidate &c) {
-  os << "strategy " << Attribute(c.strategy);
+  if (c.strategy)
+    os << "strategy " << Attribute(c.strategy);
+  else
+    os << "compute " << AffineMapAttr::get(c.compute);
   if (auto policy = dyn_cast_or_null<PriorityPolicyAttr>(c.priority))
     os << " priority <" << stringifyPriorityPolicy(policy.getValue()) << '>';
   else if (c.priority)

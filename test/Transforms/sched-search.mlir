@@ -15,7 +15,7 @@ module @bytes {
   }
 }
 // BYTES:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 8000 bytes per worker
-// BYTES-NEXT:   candidates 42: 42 simulated (10 stuck, 25 over the limit, 3 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
+// BYTES-NEXT:   candidates 52: 52 simulated (15 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
 // BYTES-NEXT:   lower bound 24: work / W (critical path 9, work / W 24, memory-time 6)
 // BYTES-NEXT:   best 27, gap 12.5%; best named strategy #sched.zb_h1 at 27
 // BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
@@ -37,7 +37,7 @@ module @lpp_only {
   }
 }
 // BYTES:      sched-search: stages = 6, microbatches = 6, workers = 4, memory limit 8000 bytes per worker
-// BYTES-NEXT:   candidates 14: 14 simulated (1 stuck, 9 over the limit, 2 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
+// BYTES-NEXT:   candidates 24: 24 simulated (6 stuck, 14 over the limit, 2 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
 // BYTES-NEXT:   lower bound 27: work / W (critical path 18, work / W 27, memory-time 12)
 // BYTES-NEXT:   best 34, gap 25.9%; no named strategy fits
 // BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
@@ -47,7 +47,7 @@ module @lpp_only {
 // BYTES-NEXT:    sched.step stages = 6, microbatches = 6, workers = 4 strategy #sched.lpp<groups = 2, ring = 2> priority <fill_drain> cap <units = 5> cost
 
 // TIGHT:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 2 activations per worker
-// TIGHT-NEXT:   candidates 42: 42 simulated (12 stuck, 25 over the limit, 3 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
+// TIGHT-NEXT:   candidates 52: 52 simulated (17 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
 // TIGHT-NEXT:   lower bound 30: memory-time (critical path 12, work / W 24, memory-time 30)
 // TIGHT-NEXT:   best 51, gap 70.0%; no named strategy fits
 // TIGHT-NEXT:   rank  latency     gap  peak  schedule
@@ -62,7 +62,24 @@ module @lpp_only {
 // EXACT-NEXT:   best 18, gap 100.0%; no named strategy fits
 // EXACT-NEXT:   exact optimum 14 (proven, 1124649 nodes)
 
-// JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 26 26
+// JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 34 34
 
 // The searched spec composes with the rest of the pipeline.
 // COMPOSE: latency: 51 ticks
+
+// -----
+
+// Tests that a placement no framework ships wins where B is not a multiple
+// of W: the skewed map (s + b) mod W balances 3 microbatches over 2
+// workers and reaches the work bound, 9 against GPipe's 12.
+module @skewed {
+  sched.step stages = 2, microbatches = 3, workers = 2 cost <fwd = 1, bwd = 2, act = 1, weights = 1> {
+  }
+}
+// BYTES:      sched-search: stages = 2, microbatches = 3, workers = 2, memory limit 8000 bytes per worker
+// BYTES:        lower bound 9: work / W (critical path 6, work / W 9, memory-time 1)
+// BYTES-NEXT:   best 9, gap 0.0%; best named strategy #sched.gpipe at 12
+// BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
+// BYTES-NEXT:      1        9    0.0%     3           5  compute affine_map<(d0, d1, d2) -> ((d0 + d1) mod 2)> priority <breadth_first> cap <none>
+// BYTES-LABEL: module @skewed
+// BYTES-NEXT:    sched.step stages = 2, microbatches = 3, workers = 2 compute #map priority <breadth_first> cap <none> cost

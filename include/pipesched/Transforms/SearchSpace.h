@@ -16,12 +16,18 @@
 
 namespace pipesched {
 
-/// One schedule of the space: a strategy, and optionally the priority and
-/// cap that replace its own.
+/// One schedule of the space: a strategy, or a placement map of no named
+/// strategy, and optionally the priority and cap that replace the
+/// strategy's own.
 struct SearchCandidate {
-  sched::StrategyAttrInterface strategy;
-  mlir::Attribute priority;      ///< null: the strategy's own
-  sched::MemoryCapAttr cap;      ///< null: the strategy's own
+  sched::StrategyAttrInterface strategy; ///< null: `compute` places jobs
+  mlir::AffineMap compute;               ///< w_compute = w_weights, or null
+  mlir::Attribute priority;              ///< null: the strategy's own
+  sched::MemoryCapAttr cap;              ///< null: the strategy's own
+
+  /// What places the jobs: the strategy or the map (equal schedules of one
+  /// such family rank once).
+  mlir::Attribute family() const;
 };
 
 /// The search problem of a spec step (shape, per-stage durations, stage
@@ -30,7 +36,8 @@ scheduling::SearchProblem buildSearchProblem(sched::StepOp spec);
 
 /// Every candidate the spec's shape admits (each verifies as a step), in a
 /// fixed order: named strategies with their own priorities first, then each
-/// placement under every affine priority, without a cap and with a cap at
+/// placement (the strategies', and the skewed map (s + b) mod W that no
+/// framework ships) under every affine priority, without a cap and with a cap at
 /// the problem's memory limit (in bytes: per worker, what its weights
 /// leave for activations).
 std::vector<SearchCandidate>
