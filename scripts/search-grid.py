@@ -13,7 +13,11 @@ For each configuration (S, B, W, costs, memory limit) of the grid:
 Prints one line per configuration and a summary; `--markdown` prints the
 table of docs/search.md instead. Exits 1 on the first violation.
 
-usage: search-grid.py PIPELINE_OPT [--markdown] [--count N]
+With `--exact`, instead: tiny steps where the exact solver (every
+schedule, any job on any worker) proves the optimum, against the bound and
+the search.
+
+usage: search-grid.py PIPELINE_OPT [--markdown] [--count N] [--exact]
 """
 import json
 import re
@@ -173,11 +177,58 @@ def check_config(opt, tmp, config):
     return report, found, best_named, fitting
 
 
+# Tiny steps (S, B, W, cost, limit in activations) for the exact solver.
+TINY = [(2, 2, 2, (1, 2, None), None), (2, 2, 2, (1, 2, None), 1),
+        (2, 3, 2, (1, 2, None), None), (2, 3, 2, (1, 2, None), 2),
+        (2, 4, 2, (1, 2, None), 1), (2, 4, 2, (1, 2, None), 2),
+        (3, 2, 3, (1, 2, None), None), (3, 3, 3, (1, 2, None), 2),
+        (4, 2, 2, (1, 2, None), 2), (4, 2, 4, (1, 2, None), 2),
+        (2, 2, 2, (1, 1, 1), 1), (2, 3, 2, (1, 1, 1), 2),
+        (3, 2, 3, (1, 1, 1), 2)]
+
+
+def exact_table(opt, markdown):
+    gaps = []
+    if markdown:
+        print("| S | B | W | fwd/bwd[/bwd_w] | limit | bound | search | "
+              "exact optimum | search / optimum | nodes |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as d:
+        spec = Path(d) / "spec.mlir"
+        for S, B, W, cost, limit in TINY:
+            spec.write_text(f"sched.step stages = {S}, microbatches = {B}, "
+                            f"workers = {W} {cost_text(cost)} {{\n}}\n")
+            option = "format=json exact top=1" + (
+                f" memory-limit={limit}" if limit else "")
+            r = json.loads(run([opt, f"--sched-search={option}", str(spec),
+                                "-o", "/dev/null"]).stdout)["steps"][0]
+            bound, found = r["bound"]["value"], r["ranking"][0]["latency"]
+            exact = r["exact"]
+            if not exact["proven"] or not bound <= exact["makespan"] <= found:
+                sys.exit(f"{(S, B, W, cost, limit)}: bound {bound}, exact "
+                         f"{exact}, search {found}")
+            gaps.append(found / exact["makespan"])
+            ratio = "/".join(str(c) for c in cost if c)
+            row = (S, B, W, ratio, limit or "-", bound, found,
+                   exact["makespan"], f"{found / exact['makespan']:.3f}",
+                   exact["nodes"])
+            if markdown:
+                print("| " + " | ".join(str(x) for x in row) + " |")
+            else:
+                print(f"S={S} B={B} W={W} cost={ratio} limit={limit or '-'}: "
+                      f"bound {bound}, search {found}, exact {exact['makespan']}")
+    print(f"{len(TINY)} tiny steps: search / optimum median "
+          f"{statistics.median(gaps):.3f}, worst {max(gaps):.3f}, optimal in "
+          f"{sum(1 for g in gaps if g == 1)}")
+
+
 def main():
     args = sys.argv[1:]
     if not args:
         sys.exit(__doc__)
     opt, markdown = args[0], "--markdown" in args
+    if "--exact" in args:
+        return exact_table(opt, markdown)
     configs = grid()
     if "--count" in args:
         configs = configs[: int(args[args.index("--count") + 1])]
