@@ -27,11 +27,17 @@ trap 'rm -rf "$tmp"' EXIT
 
 run() { # mode, options, [pipeline-opt flags]
   /usr/bin/time -f "%e %M" -o "$tmp/time" "$opt" "$tmp/steps.mlir" ${3:-} \
-    --sched-search="$2" -o /dev/null > "$tmp/out"
+    --sched-search="format=json $2" -o /dev/null > "$tmp/out"
   read -r wall rss < "$tmp/time"
-  awk -v mode="$1" -v wall="$wall" -v rss="$rss" '
-    /^  candidates/ { n += $2; sim += $3; s += $(NF - 1) }
-    END { printf "%-16s %8d %10d %10.2f %10.2f %12.0f %10.1f\n", mode, n, sim, s, wall, sim / s, rss / 1024 }' "$tmp/out"
+  python3 -c '
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+n = sum(s["candidates"] for s in steps)
+sim = sum(s["simulated"] for s in steps)
+sec = sum(s["seconds"] for s in steps)
+mode, wall, rss = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+print("%-16s %8d %10d %10.2f %10.2f %12.0f %10.1f" % (mode, n, sim, sec, wall, sim / sec, rss / 1024))
+' "$tmp/out" "$1" "$wall" "$rss"
 }
 echo "steps: $steps, each S = 8, B = 64, W = 4 or 8 (1,024 or 1,536 jobs); $(nproc) cores"
 printf "%-16s %8s %10s %10s %10s %12s %10s\n" mode candidates simulated search_s process_s simulated/s peak_MiB

@@ -239,11 +239,12 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r,
   else if (r.memoryLimit > 0)
     os << ", memory limit " << r.memoryLimit << " activations per worker";
   os << "\n";
+  // No wall time here: the table is deterministic (JSON has `seconds`).
   os << llvm::formatv("  candidates {0}: {1} simulated ({2} stuck, {3} over "
                       "the limit, {4} equal to a ranked one), {5} skipped by "
-                      "their bounds, in {6:f3} s\n",
+                      "their bounds\n",
                       r.candidates.size(), o.evaluated, o.failed, o.overLimit,
-                      o.duplicates, o.pruned, r.seconds);
+                      o.duplicates, o.pruned);
   os << "  lower bound " << b.value() << ": " << b.binding()
      << " (critical path " << b.criticalPath << ", work / W " << b.work;
   if (r.memoryLimit > 0)

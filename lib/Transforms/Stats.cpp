@@ -11,6 +11,7 @@
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/ListScheduler.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/SearchSpace.h"
 #include "pipesched/Transforms/StepStats.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -48,6 +49,10 @@ struct StepStats {
   /// scan job's start to last weight gradient's end) of any microbatch.
   DictionaryAttr scan;
   int64_t backwardSpan = 0, scanRecv = 0;
+  /// The lower bound every schedule of the step obeys within its own peak
+  /// memory (docs/search.md); none for a scanned step or one whose jobs
+  /// carry their own durations (the bound reads the cost).
+  std::optional<scheduling::LowerBound> lowerBound;
 };
 
 struct SchedStats : pipesched::impl::SchedStatsBase<SchedStats> {
@@ -104,6 +109,12 @@ static FailureOr<StepStats> collect(StepOp step) {
   }
 
   stats.scan = step->getAttrOfType<DictionaryAttr>("sched.bppsa");
+  bool ownDurations = llvm::any_of(
+      step.getBody().front().getOps<JobOpInterface>(),
+      [](JobOpInterface job) { return job.getExplicitDuration().has_value(); });
+  std::optional<scheduling::SearchProblem> boundProblem;
+  if (!stats.scan && !ownDurations)
+    boundProblem = buildSearchProblem(step);
   if (stats.scan) {
     std::vector<std::pair<int64_t, int64_t>> span(
         size_t(stats.microbatches), {INT64_MAX, 0});
@@ -164,9 +175,18 @@ static FailureOr<StepStats> collect(StepOp step) {
   }
   scheduling::LiveMemory live =
       scheduling::accountLiveMemory(graph, start, end);
+  int64_t peak = 0;
   for (auto [worker, w] : llvm::enumerate(stats.perWorker)) {
     w.peakLive = live.peak[worker];
     w.peakLiveBytes = live.peakBytes[worker];
+    peak = std::max(peak, w.peakLive);
+  }
+  // The bound at the schedule's own peak: no schedule keeping at most that
+  // many activations per worker is faster.
+  if (boundProblem) {
+    boundProblem->memoryLimit = peak > 0 ? peak : -1;
+    if (boundProblem->check().empty())
+      stats.lowerBound = scheduling::computeLowerBound(*boundProblem);
   }
   return stats;
 }
@@ -251,6 +271,14 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   os << llvm::format("throughput: rho = S*B/(L*W) = %.4f; bound M/S = %.4f; "
                      "rho / bound = %.4f\n",
                      t.rho, t.bound, t.bound > 0 ? t.rho / t.bound : 0.0);
+  if (const std::optional<scheduling::LowerBound> &b = s.lowerBound)
+    os << llvm::format("lower bound: %lld ticks at this peak memory, %s "
+                       "(critical path %lld, work / W %lld, memory-time "
+                       "%lld); L / bound = %.4f\n",
+                       (long long)b->value(), b->binding(),
+                       (long long)b->criticalPath, (long long)b->work,
+                       (long long)b->memoryTime,
+                       b->value() > 0 ? double(s.latency) / b->value() : 0.0);
   os << llvm::format("replayed: %lld ticks (the rank programs, a transfer "
                      "moving once both ends have posted it)\n",
                      (long long)s.replayed);
@@ -307,6 +335,13 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"bound", t.bound},
       {"per_worker", std::move(workers)}};
   result["replayed"] = s.replayed;
+  if (const std::optional<scheduling::LowerBound> &b = s.lowerBound)
+    result["lower_bound"] = llvm::json::Object{
+        {"value", b->value()},
+        {"binding", b->binding()},
+        {"critical_path", b->criticalPath},
+        {"work", b->work},
+        {"memory_time", b->memoryTime}};
   if (s.cost.hasTimeUnit()) {
     result["tick_ns"] = s.cost.getTickNs();
     result["latency_ms"] = s.cost.toMilliseconds(s.latency);

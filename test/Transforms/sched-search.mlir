@@ -15,7 +15,7 @@ module @bytes {
   }
 }
 // BYTES:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 8000 bytes per worker
-// BYTES-NEXT:   candidates 52: 52 simulated (15 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
+// BYTES-NEXT:   candidates 52: 52 simulated (15 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds
 // BYTES-NEXT:   lower bound 24: work / W (critical path 9, work / W 24, memory-time 6)
 // BYTES-NEXT:   best 27, gap 12.5%; best named strategy #sched.zb_h1 at 27
 // BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
@@ -37,7 +37,7 @@ module @lpp_only {
   }
 }
 // BYTES:      sched-search: stages = 6, microbatches = 6, workers = 4, memory limit 8000 bytes per worker
-// BYTES-NEXT:   candidates 24: 24 simulated (6 stuck, 14 over the limit, 2 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
+// BYTES-NEXT:   candidates 24: 24 simulated (6 stuck, 14 over the limit, 2 equal to a ranked one), 0 skipped by their bounds
 // BYTES-NEXT:   lower bound 27: work / W (critical path 18, work / W 27, memory-time 12)
 // BYTES-NEXT:   best 34, gap 25.9%; no named strategy fits
 // BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
@@ -47,7 +47,7 @@ module @lpp_only {
 // BYTES-NEXT:    sched.step stages = 6, microbatches = 6, workers = 4 strategy #sched.lpp<groups = 2, ring = 2> priority <fill_drain> cap <units = 5> cost
 
 // TIGHT:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 2 activations per worker
-// TIGHT-NEXT:   candidates 52: 52 simulated (17 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds, in {{[0-9.]+}} s
+// TIGHT-NEXT:   candidates 52: 52 simulated (17 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds
 // TIGHT-NEXT:   lower bound 30: memory-time (critical path 12, work / W 24, memory-time 30)
 // TIGHT-NEXT:   best 51, gap 70.0%; no named strategy fits
 // TIGHT-NEXT:   rank  latency     gap  peak  schedule

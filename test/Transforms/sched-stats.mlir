@@ -168,3 +168,17 @@ sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.fslpp<group
 // SATURATE: memory: peak 4 live activations (9223372036854775807 bytes) on the busiest worker
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.fsdp cost <fwd = 1, bwd = 2, act = 9223372036854775807, weights = 9223372036854775807> {
 }
+
+// -----
+
+// Tests that the seed's throughput bound rho <= M/S is not a bound: V-Min
+// (Qi et al.'s controllable-memory V) keeps M = 4 and reaches 1.63 times it.
+// The lower bound of docs/search.md (critical path, work / W, and the
+// memory-time bound B * sum of activation lifetimes / (W * M)) holds.
+// CHECK-LABEL: sched.step stages = 8, microbatches = 8, workers = 4
+// CHECK:       latency: 59 ticks
+// CHECK:       memory: peak 4 live activations
+// CHECK-NEXT:  throughput: rho = S*B/(L*W) = 0.8136; bound M/S = 0.5000; rho / bound = 1.6271
+// CHECK-NEXT:  lower bound: 48 ticks at this peak memory, work / W (critical path 17, work / W 48, memory-time 40); L / bound = 1.2292
+sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.v_min cost <fwd = 1, bwd = 1, bwd_w = 1> {
+}
