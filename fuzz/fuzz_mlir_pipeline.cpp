@@ -9,6 +9,9 @@
 // A first line `// lower: OPTIONS` (a comment to the parser) gives the
 // pipeline's options as pipeline-compile --lower-options takes them
 // ("prefetch-depth=2 transfer-time=1 reorder"); max-jobs stays <= 4096.
+// A first line `// search: OPTIONS` instead runs --sched-search first
+// ("memory-limit=2 top=3 exact", also memory-limit-bytes), with candidates
+// of at most 512 jobs and the exact solver held to 20000 nodes.
 // Every failure must be a diagnostic; a crash, sanitizer report, leak,
 // timeout or OOM is a finding.
 //
@@ -16,6 +19,7 @@
 
 #include "pipesched/InitAllDialects.h"
 #include "pipesched/Target/Program.h"
+#include "pipesched/Transforms/Passes.h"
 #include "pipesched/Transforms/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -59,14 +63,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   llvm::StringRef optionText;
-  if (text.consume_front("// lower:"))
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (text.consume_front("// search:")) {
+    pipesched::SchedSearchOptions search;
+    search.maxJobs = 512;
+    search.exactNodes = 20000;
+    llvm::SmallVector<llvm::StringRef> words;
+    text.take_until([](char c) { return c == '\n'; }).split(words, ' ', -1, false);
+    for (llvm::StringRef word : words) {
+      auto [key, value] = word.split('=');
+      int64_t number = 0;
+      bool bad = !value.empty() && value.getAsInteger(10, number);
+      if (key == "exact" && value.empty())
+        search.exact = true;
+      else if (key == "memory-limit" && !bad)
+        search.memoryLimit = number;
+      else if (key == "memory-limit-bytes" && !bad)
+        search.memoryLimitBytes = number;
+      else if (key == "top" && !bad && number <= 64)
+        search.top = number;
+      else
+        return 0;
+    }
+    pm.addPass(pipesched::createSchedSearch(search));
+  } else if (text.consume_front("// lower:")) {
     optionText = text.take_until([](char c) { return c == '\n'; }).trim();
+  }
   auto options = pipesched::LowerOptions::createFromString(optionText);
   if (!options)
     return 0;
   if (options->maxJobs > 4096 || optionText.find("max-jobs") == llvm::StringRef::npos)
     options->maxJobs = 4096;
-  PassManager pm(&context, ModuleOp::getOperationName());
   pipesched::buildLowerPipeline(pm, *options);
   if (failed(pm.run(*module)) || failed(verify(*module)))
     return 0;

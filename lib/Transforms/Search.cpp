@@ -95,10 +95,10 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   report.microbatches = spec.getMicrobatches();
   report.workers = spec.getWorkers();
   if (memoryLimit < 0 || memoryLimitBytes < 0 || top < 1 || exactNodes < 1 ||
-      maxJobs < 1)
+      maxJobs < 1 || maxWork < 1)
     return spec.emitOpError(
-        "--sched-search needs memory limits >= 0 and top, exact-nodes and "
-        "max-jobs >= 1");
+        "--sched-search needs memory limits >= 0 and top, exact-nodes, "
+        "max-jobs and max-work >= 1");
   if (memoryLimit > 0 && memoryLimitBytes > 0)
     return spec.emitOpError(
         "--sched-search takes memory-limit or memory-limit-bytes, not both");
@@ -130,6 +130,14 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
 
   auto start = std::chrono::steady_clock::now();
   report.candidates = enumerateCandidates(spec, problem);
+  // Refused up front rather than simulated for minutes: the candidates'
+  // jobs, all of which the search may simulate.
+  if (int64_t work = int64_t(report.candidates.size()) * jobs; work > maxWork)
+    return spec.emitOpError()
+           << "would simulate up to " << report.candidates.size()
+           << " candidates of " << jobs << " jobs (" << work
+           << " jobs), more than max-work = " << int64_t(maxWork)
+           << " (--sched-search=max-work=N raises the limit)";
   // A family per strategy: equal schedules of one strategy rank once.
   std::vector<uint32_t> family;
   llvm::DenseMap<Attribute, uint32_t> familyOf;

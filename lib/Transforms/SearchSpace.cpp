@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 
@@ -207,30 +208,30 @@ std::vector<int64_t> pipesched::heldWeightBytes(StepOp spec,
   int64_t perPair = spec.getJobsPerPair();
   int64_t bytes = spec.getCostOrDefault().getWeightBytes();
   auto [compute, weights] = placementMaps(spec, c);
-  // owns[w * S + s]: w owns a replica of stage s.
-  std::vector<uint8_t> owns(size_t(W * S), 0);
-  std::vector<std::pair<int64_t, int64_t>> computed; // (worker, stage)
+  // (worker, stage) pairs: who owns a replica of what, and who computes
+  // what; sets, not a W x S table (W and S may both be large).
+  llvm::DenseSet<std::pair<int64_t, int64_t>> owns, computes;
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t d = 0; d < perPair; ++d) {
         int64_t owner = evaluatePlacement(weights, s, b, Direction(d));
         int64_t worker = evaluatePlacement(compute, s, b, Direction(d));
-        if (owner >= 0 && owner < W)
-          owns[size_t(owner * S + s)] = 1;
-        if (worker >= 0 && worker < W && worker != owner)
-          computed.push_back({worker, s});
+        owns.insert({owner, s});
+        if (worker != owner)
+          computes.insert({worker, s});
       }
-  std::vector<int64_t> held(size_t(W), 0);
+  std::vector<int64_t> stages(size_t(W), 0);
+  for (auto [owner, s] : owns)
+    if (owner >= 0 && owner < W)
+      ++stages[size_t(owner)];
   std::vector<uint8_t> fetches(size_t(W), 0);
-  for (auto [worker, s] : computed)
-    if (!owns[size_t(worker * S + s)])
+  for (auto [worker, s] : computes)
+    if (worker >= 0 && worker < W && !owns.contains({worker, s}))
       fetches[size_t(worker)] = 1;
-  for (int64_t w = 0; w < W; ++w) {
-    int64_t stages = fetches[size_t(w)] ? 2 : 0;
-    for (int64_t s = 0; s < S; ++s)
-      stages += owns[size_t(w * S + s)];
-    held[size_t(w)] = sim::saturatingMul(stages, bytes);
-  }
+  std::vector<int64_t> held(size_t(W), 0);
+  for (int64_t w = 0; w < W; ++w)
+    held[size_t(w)] = sim::saturatingMul(
+        stages[size_t(w)] + (fetches[size_t(w)] ? 2 : 0), bytes);
   return held;
 }
 

@@ -232,8 +232,10 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
            "Also find the optimum over every schedule (tiny steps only)">,
     Option<"exactNodes", "exact-nodes", "int64_t", /*default=*/"20000000",
            "Search nodes the exact solver may visit">,
-    Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 20",
+    Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 16",
            "Most jobs a candidate may have">,
+    Option<"maxWork", "max-work", "int64_t", /*default=*/"int64_t(1) << 26",
+           "Most jobs all candidates together may have (about 0.5 us each)">,
   ];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
