@@ -50,6 +50,12 @@
 
 namespace pipesched::scheduling {
 
+/// How to split the layers (--sched-partition's `partition` option).
+enum class PartitionMethod {
+  Optimal, ///< partitionLayers: the least bottleneck
+  Uniform  ///< uniformPartition: equal layer counts
+};
+
 /// One layer, per microbatch. Durations are in the step's ticks.
 struct Layer {
   std::string name;    ///< for messages
