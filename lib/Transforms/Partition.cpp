@@ -34,8 +34,11 @@ void SchedPartition::runOnOperation() {
     step.emitOpError() << "cannot partition with '" << layers << "': " << why;
     signalPassFailure();
   };
-  if (layers.empty())
-    return refuse("no layer file (--sched-partition=layers=FILE)");
+  if (layers.empty()) {
+    step.emitOpError("cannot partition without a layer file: "
+                     "--sched-partition=layers=FILE");
+    return signalPassFailure();
+  }
   if (!step.isSpec())
     return refuse("the step already holds jobs: partition a spec, before "
                   "--sched-expand");
