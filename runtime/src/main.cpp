@@ -195,6 +195,7 @@ ProfileContext profileContext(const Options &o, const Program &program, const Mo
   c.hidden = o.hidden;
   c.batch = o.batch;
   c.layers = o.layers;
+  c.stageLayers = program.layers;
   // An activation message: rows x hidden floats, what the executor sends.
   c.actBytes = o.batch * o.hidden * int64_t(sizeof(float));
   for (int s = 0; s < program.stages; ++s)
