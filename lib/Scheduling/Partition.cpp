@@ -114,12 +114,12 @@ std::optional<std::vector<int64_t>> solve(const PartitionProblem &p,
 std::string noFit(const PartitionProblem &p) {
   MemoryFloor floor = leastMemory(p);
   const Partition &part = floor.partition;
-  return "stage " + std::to_string(floor.stage) + " cannot fit in " +
-         std::to_string(*p.memoryLimitBytes) + " bytes: of every partition into " +
-         std::to_string(p.stages) + " stages, the one needing the least memory per stage " +
-         "still needs " + std::to_string(floor.bytes) + " bytes there (" +
-         stageLayers(part, p, floor.stage) + ": " +
-         memoryTerms(part, p, floor.stage) + ")";
+  return "no partition into " + std::to_string(p.stages) + " stages fits in " +
+         std::to_string(*p.memoryLimitBytes) +
+         " bytes per stage: the one needing the least memory still needs " +
+         std::to_string(floor.bytes) + " bytes on stage " +
+         std::to_string(floor.stage) + " (" + stageLayers(part, p, floor.stage) +
+         ": " + memoryTerms(part, p, floor.stage) + ")";
 }
 
 } // namespace

@@ -25,7 +25,7 @@ sched.step stages = 5, microbatches = 5, workers = 5 strategy #sched.1f1b {
 
 // Tests a memory limit no partition fits, naming the stage that cannot: on
 // one stage the four layers' 1200 weight bytes alone exceed 1000.
-// expected-error @below {{partition-small.json': stage 0 cannot fit in 1000 bytes: of every partition into 1 stages, the one needing the least memory per stage still needs 1210 bytes there (layers 0..3 ('a'..'d'): weights 1200 + 1 x input 10 = 1210 bytes)}}
+// expected-error @below {{partition-small.json': no partition into 1 stages fits in 1000 bytes per stage: the one needing the least memory still needs 1210 bytes on stage 0 (layers 0..3 ('a'..'d'): weights 1200 + 1 x input 10 = 1210 bytes)}}
 sched.step stages = 1, microbatches = 4, workers = 1 strategy #sched.1f1b {
 }
 
@@ -33,7 +33,7 @@ sched.step stages = 1, microbatches = 4, workers = 1 strategy #sched.1f1b {
 
 // Tests the same on two stages: [a b] [c d] comes closest, stage 1 needing
 // 1000 + 1 x 10 bytes.
-// expected-error @below {{partition-small.json': stage 1 cannot fit in 1000 bytes: of every partition into 2 stages, the one needing the least memory per stage still needs 1010 bytes there (layers 2..3 ('c'..'d'): weights 1000 + 1 x input 10 = 1010 bytes)}}
+// expected-error @below {{partition-small.json': no partition into 2 stages fits in 1000 bytes per stage: the one needing the least memory still needs 1010 bytes on stage 1 (layers 2..3 ('c'..'d'): weights 1000 + 1 x input 10 = 1010 bytes)}}
 sched.step stages = 2, microbatches = 4, workers = 2 strategy #sched.1f1b {
 }
 
