@@ -79,8 +79,9 @@ std::optional<std::vector<int64_t>> solve(const PartitionProblem &p,
       int64_t here = kUnreachable;
       int32_t choice = -1;
       // The last stage starts as late as possible on ties: i descends and
-      // only a strict improvement replaces the choice.
-      for (int64_t i = j - 1; i >= k - 1; --i) {
+      // only a strict improvement replaces the choice. The first stage can
+      // only start at layer 0.
+      for (int64_t i = k == 1 ? 0 : j - 1; i >= k - 1; --i) {
         if (bound(i, j) >= here)
           break;
         int64_t before = value[at(k - 1, i)];
