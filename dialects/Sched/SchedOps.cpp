@@ -245,6 +245,23 @@ static SmallVector<Direction, 3> expectedDirections(bool scanned, bool split) {
   return {Direction::Forward, Direction::Backward};
 }
 
+/// The layer count per stage of a step or program: one positive count per
+/// stage.
+static LogicalResult verifyLayerCounts(Operation *op,
+                                       std::optional<ArrayRef<int64_t>> layers,
+                                       int64_t numStages) {
+  if (!layers)
+    return success();
+  if (static_cast<int64_t>(layers->size()) != numStages)
+    return op->emitOpError() << "lists " << layers->size()
+                             << " layer counts for " << numStages << " stages";
+  for (auto [s, count] : llvm::enumerate(*layers))
+    if (count < 1)
+      return op->emitOpError() << "layers[" << s << "] = " << count
+                               << ": every stage needs at least one layer";
+  return success();
+}
+
 /// Checks a job against the shape of its graph: no backward beside a scan.
 static LogicalResult verifyJobKind(JobOpInterface job, bool scanned) {
   if (scanned && job.getDirection() == Direction::Backward)
@@ -278,6 +295,8 @@ LogicalResult StepOp::verifyRegions() {
       if (dst >= numStages)
         return emitOpError() << "stage graph names stage " << dst
                              << ", outside [0, " << numStages << ")";
+  if (failed(verifyLayerCounts(*this, getLayers(), numStages)))
+    return failure();
   if (auto strategy = getStrategyAttr())
     if (failed(strategy.verifyShape(numStages, numMicrobatches, getWorkers(),
                                     emitError)))
@@ -754,7 +773,8 @@ LogicalResult ProgramOp::verifyRegions() {
       llvm::MulOverflow(numJobs, perPair, numJobs))
     return emitOpError("stages * microbatches is too large");
   numJobs = numStages * numMicrobatches * int64_t(directions.size());
-  if (failed(verifyRanks(*this)))
+  if (failed(verifyLayerCounts(*this, getLayers(), numStages)) ||
+      failed(verifyRanks(*this)))
     return failure();
   // Every job runs exactly once across the ranks.
   llvm::DenseMap<int64_t, Operation *> seen;

@@ -60,6 +60,18 @@ def Sched_StepOp : Sched_Op<"step", [
         priority affine_map<(s, b, d) -> (b floordiv 4, d, s)> cap <none> {
     }
     ```
+
+    `layers` gives the model's layer count per stage, one positive count per
+    stage: the partition of a chain of layers into stages that
+    `--sched-partition` chose (docs/partition.md). Lowering carries it into
+    the program, and `pipeline-run` builds stage `s` of its MLP with
+    `layers[s]` layers (without it, `--layers-per-stage` each).
+
+    ```mlir
+    sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+        cost <fwd = [6, 5, 5, 4], bwd = [12, 10, 10, 8]> layers [3, 1, 2, 2] {
+    }
+    ```
   }];
   let arguments = (ins
     PositiveI64Prop:$stages,
@@ -72,6 +84,7 @@ def Sched_StepOp : Sched_Op<"step", [
     OptionalAttr<Sched_PriorityAttr>:$priority,
     OptionalAttr<Sched_MemoryCapAttr>:$memory_cap,
     OptionalAttr<Sched_CostAttr>:$cost,
+    OptionalAttr<DenseI64ArrayAttr>:$layers,
     UnitAttr:$partial
   );
   let regions = (region AnyRegion:$body);
@@ -80,7 +93,7 @@ def Sched_StepOp : Sched_Op<"step", [
     `workers` `=` $workers (`graph` $stage_graph^)? (`strategy` $strategy^)?
     (`compute` $compute_map^)? (`weights` $weights_map^)?
     (`priority` custom<Priority>($priority)^)? (`cap` $memory_cap^)?
-    (`cost` $cost^)? (`partial` $partial^)?
+    (`cost` $cost^)? (`layers` $layers^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
@@ -89,7 +102,7 @@ def Sched_StepOp : Sched_Op<"step", [
     OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
                    "int64_t":$workers, "CostAttr":$cost), [{
       build($_builder, $_state, stages, microbatches, workers, {}, {}, {},
-            {}, {}, {}, cost, {});
+            {}, {}, {}, cost, {}, {});
     }]>
   ];
   let extraClassDeclaration = [{

@@ -199,7 +199,8 @@ def Sched_ProgramOp : Sched_Op<"program", [
   let description = [{
     What `--sched-lower-ranks` makes of a simulated `sched.step`: one
     `sched.rank` per worker, in rank order, and what every rank needs to
-    know of the step (its shape, stage graph and cost model; `makespan` is
+    know of the step (its shape, stage graph, cost model and the step's
+    `layers` per stage when it has them; `makespan` is
     the simulated step time, `replayed` the time of these rank programs
     replayed with rendezvous transfers, lib/Scheduling/ProgramReplay). Every job of the step runs on exactly one
     rank, unless the program is `partial` (a fragment, as in tests). A verifier knows what may appear where: jobs
@@ -221,6 +222,7 @@ def Sched_ProgramOp : Sched_Op<"program", [
     PositiveI64Prop:$workers,
     OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
     Sched_CostAttr:$cost,
+    OptionalAttr<DenseI64ArrayAttr>:$layers,
     NonNegI64Prop:$makespan,
     OptionalAttr<I64Attr>:$replayed,
     UnitAttr:$partial
@@ -229,6 +231,7 @@ def Sched_ProgramOp : Sched_Op<"program", [
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? `cost` $cost
+    (`layers` $layers^)?
     `makespan` $makespan (`replayed` $replayed^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
   }];

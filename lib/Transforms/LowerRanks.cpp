@@ -201,7 +201,8 @@ void RankBuilder::build(int64_t replayed) {
   auto program = ProgramOp::create(
       builder, step.getLoc(), step.getStages(), step.getMicrobatches(),
       step.getWorkers(), step.getStageGraphAttr(), step.getCostOrDefault(),
-      makespan, builder.getI64IntegerAttr(replayed), /*partial=*/UnitAttr());
+      step.getLayersAttr(), makespan, builder.getI64IntegerAttr(replayed),
+      /*partial=*/UnitAttr());
   Block *body = new Block();
   program.getBody().push_back(body);
   local.resize(plan.programs.size());

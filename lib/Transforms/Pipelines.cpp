@@ -19,6 +19,13 @@ void pipesched::buildSchedulePipeline(OpPassManager &pm,
                                       const LowerOptions &options) {
   // On every step: the job graph, placed and simulated.
   OpPassManager &step = pm.nest<sched::StepOp>();
+  if (!options.layers.empty()) {
+    SchedPartitionOptions partition;
+    partition.layers = options.layers;
+    partition.memoryLimitBytes = options.memoryLimitBytes;
+    partition.partition = options.partition;
+    step.addPass(createSchedPartition(partition));
+  }
   if (!options.costs.empty()) {
     SchedCalibrateOptions calibrate;
     calibrate.costs = options.costs;

@@ -186,6 +186,7 @@ private:
   void checkSize(const json &doc, const Program &p) const;
   void loadCost(const json &doc, Program &p) const;
   void loadStageGraph(const json &doc, Program &p) const;
+  void loadLayers(const json &doc, Program &p) const;
   void loadRank(const json &v, int index, Program &p);
   void loadOwns(const json &owns, const JsonPath &where, const Program &p,
                 RankProgram &rp) const;
@@ -236,6 +237,7 @@ Program Loader::load(const json &doc) {
   checkSize(doc, p);
   loadStageGraph(doc, p);
   loadCost(doc, p);
+  loadLayers(doc, p);
   p.makespan = toNumber(require(doc, kMakespan, top), top.key(kMakespan));
   if (auto replayed = doc.find(str(kReplayedMakespan)); replayed != doc.end())
     p.replayedMakespan = toNumber(*replayed, top.key(kReplayedMakespan));
@@ -319,6 +321,22 @@ void Loader::loadStageGraph(const json &doc, Program &p) const {
     edges.emplace_back(src, dst);
   }
   p.graph = StageGraph(p.stages, std::move(edges));
+}
+
+// Optional (schema::top::kOptional): one count in [1, kMaxStageLayers] per
+// stage.
+void Loader::loadLayers(const json &doc, Program &p) const {
+  auto it = doc.find(str(schema::top::kLayers));
+  if (it == doc.end())
+    return;
+  const JsonPath where = JsonPath().key(schema::top::kLayers);
+  checkArray(*it, where);
+  if (it->size() != size_t(p.stages))
+    fail(where, "lists " + std::to_string(it->size()) + " layer counts for " +
+                    std::to_string(p.stages) + " stages");
+  for (size_t s = 0; s < it->size(); ++s)
+    p.layers.push_back(
+        toInt((*it)[s], where.index(int64_t(s)), 1, schema::kMaxStageLayers + 1));
 }
 
 void Loader::loadCost(const json &doc, Program &p) const {

@@ -51,9 +51,12 @@ DataSpec dataSpec(const Options &o, int microbatches) {
   return d;
 }
 
-ModelShape modelShape(const Options &o, int stages) {
-  return ModelShape{stages, o.hidden, o.layers, o.seed,
-                    o.relu ? Activation::Relu : Activation::Gelu};
+// `layers`: the program's layer count per stage (empty: --layers-per-stage).
+ModelShape modelShape(const Options &o, int stages, const std::vector<int64_t> &layers) {
+  ModelShape shape{stages, o.hidden, o.layers, o.seed,
+                   o.relu ? Activation::Relu : Activation::Gelu};
+  shape.stageLayers = layers;
+  return shape;
 }
 
 OptimizerConfig optimizerConfig(const Options &o) {
@@ -63,24 +66,45 @@ OptimizerConfig optimizerConfig(const Options &o) {
   return c;
 }
 
-std::unique_ptr<Model> makeModel(const Options &o, int stages) {
+std::unique_ptr<Model> makeModel(const Options &o, int stages,
+                                 const std::vector<int64_t> &layers) {
   if (o.modelLib.empty())
-    return std::make_unique<Model>(modelShape(o, stages));
-  return std::make_unique<Model>(modelShape(o, stages), o.modelLib);
+    return std::make_unique<Model>(modelShape(o, stages, layers));
+  return std::make_unique<Model>(modelShape(o, stages, layers), o.modelLib);
+}
+
+// What the program's layer counts need of the run: "" or why not.
+std::string layersSupport(const Options &o, const std::vector<int64_t> &layers) {
+  for (size_t s = 0; s < layers.size(); ++s)
+    if (o.hidden * o.hidden * layers[s] > int64_t(1) << 30)
+      return "pipeline-run: --hidden " + std::to_string(o.hidden) + " and the program's " +
+             std::to_string(layers[s]) + " layers of stage " + std::to_string(s) +
+             " make a stage of more than 2^30 parameters";
+  bool uneven = std::any_of(layers.begin(), layers.end(),
+                            [&](int64_t n) { return n != layers.front(); });
+  if (o.backend == "cuda" && uneven)
+    return "pipeline-run: --backend cuda builds every stage with one layer count; this "
+           "program's stages have different ones (its `layers`, docs/partition.md): run "
+           "it on --backend cpu";
+  return "";
 }
 
 // Without a program: the chain of --stages stages.
 int referenceOnly(const Options &o, int rank) {
   int B = o.microbatches;
   StageGraph graph = StageGraph::chain(o.stages);
+  std::vector<int64_t> layers;
   if (!o.program.empty()) {
     Program p = loadProgram(o.program, -1);
     B = p.microbatches;
     graph = p.graph;
+    layers = p.layers;
+    if (std::string why = layersSupport(o, layers); !why.empty())
+      throw std::runtime_error(why);
   }
   if (rank != 0)
     return 0;
-  std::unique_ptr<Model> model = makeModel(o, graph.stages());
+  std::unique_ptr<Model> model = makeModel(o, graph.stages(), layers);
   ReferenceResult ref =
       runReference(*model, graph, dataSpec(o, B), optimizerConfig(o), o.steps);
   for (int t = 0; t < o.steps; ++t)
@@ -171,6 +195,7 @@ ProfileContext profileContext(const Options &o, const Program &program, const Mo
   c.hidden = o.hidden;
   c.batch = o.batch;
   c.layers = o.layers;
+  c.stageLayers = program.layers;
   // An activation message: rows x hidden floats, what the executor sends.
   c.actBytes = o.batch * o.hidden * int64_t(sizeof(float));
   for (int s = 0; s < program.stages; ++s)
@@ -325,6 +350,8 @@ int run(int argc, char **argv, int rank, int size) {
     if (!o.check && o.failRank >= size)
       error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
               " is out of range [0, " + std::to_string(size) + ")";
+    else if (!o.check && !layersSupport(o, program.layers).empty())
+      error = layersSupport(o, program.layers);
     else if (!o.check && program.scanned() && !scannedSupport(o).empty())
       error = scannedSupport(o);
     else if (!o.check && program.scanned() && !o.profile.empty())
@@ -368,7 +395,7 @@ int run(int argc, char **argv, int rank, int size) {
 
   std::unique_ptr<Model> model;
   try {
-    model = makeModel(o, program.stages);
+    model = makeModel(o, program.stages, program.layers);
   } catch (const std::exception &e) {
     error = std::string("pipeline-run: ") + e.what();
   }

@@ -49,7 +49,7 @@ pipesched_stage_config Model::config(int stage) const {
   c.stage = stage;
   c.num_stages = shape_.stages;
   c.hidden = shape_.hidden;
-  c.layers = shape_.layers;
+  c.layers = shape_.layersOf(stage);
   c.seed = shape_.seed;
   return c;
 }

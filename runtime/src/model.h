@@ -20,9 +20,15 @@ enum class Storage : uint8_t;
 struct ModelShape {
   int stages = 1;
   int64_t hidden = 64;
-  int64_t layers = 1; // per stage
+  int64_t layers = 1; // per stage (--layers-per-stage)
   uint64_t seed = 1;
   Activation activation = Activation::Gelu; // the built-in MLP's (--activation)
+  // Stage s has stageLayers[s] layers when given (a partition, the
+  // program's `layers`); empty: `layers` each.
+  std::vector<int64_t> stageLayers = {};
+  int64_t layersOf(int stage) const {
+    return stageLayers.empty() ? layers : stageLayers[size_t(stage)];
+  }
 };
 
 class Model {

@@ -192,7 +192,11 @@ nlohmann::ordered_json costFile(const Program &program,
   measured["steps"] = context.steps;
   measured["hidden"] = context.hidden;
   measured["batch"] = context.batch;
-  measured["layers"] = context.layers;
+  // Per stage for a partitioned program, else --layers-per-stage.
+  if (context.stageLayers.empty())
+    measured["layers"] = context.layers;
+  else
+    measured["layers"] = context.stageLayers;
   measured["microbatches"] = program.microbatches;
   measured["program"] = context.program;
   measured["model"] = context.model;

@@ -72,6 +72,8 @@ struct ProfileContext {
   std::string backend, program, model;
   int ranks = 0, steps = 0;
   int64_t hidden = 0, batch = 0, layers = 0;
+  // The program's layer count per stage (a partition); empty: `layers` each.
+  std::vector<int64_t> stageLayers;
   int64_t actBytes = 0, weightBytes = 0;
 };
 

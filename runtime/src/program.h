@@ -86,6 +86,9 @@ struct Program {
   // write them, over all ranks: a receiver sizes its buffer from it).
   int64_t scanTensors = 0;
   std::vector<program::ScanValue> scanValue;
+  // Optional: the model's layer count per stage (a partition of its layers,
+  // docs/partition.md); empty: --layers-per-stage for every stage.
+  std::vector<int64_t> layers;
   std::vector<std::vector<int>> groups; // distinct collective groups, sorted
   std::vector<RankProgram> ranks;
 

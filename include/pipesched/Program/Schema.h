@@ -33,17 +33,23 @@ inline constexpr std::string_view kFormatField = "format", kVersion = "version",
                                   kCost = "cost", kMakespan = "makespan",
                                   kReplayedMakespan = "replayed_makespan",
                                   kScanTensors = "scan_tensors",
-                                  kRanks = "ranks";
+                                  kLayers = "layers", kRanks = "ranks";
 inline constexpr std::string_view kAll[] = {
     kFormatField, kVersion,  kStages,       kMicrobatches,
     kWorkers,     kStageGraph, kSplitBackward, kCost,
-    kMakespan,    kReplayedMakespan, kScanTensors, kRanks};
+    kMakespan,    kReplayedMakespan, kScanTensors, kLayers, kRanks};
 /// Fields a document may omit (older writers did not know them).
 /// `replayed_makespan`: the programs' time replayed with rendezvous
-/// transfers (the compiler's prediction), in ticks.
+/// transfers (the compiler's prediction), in ticks. `layers`: the model's
+/// layer count per stage (a partition, docs/partition.md), one count in
+/// [1, kMaxStageLayers] per stage; absent: the runtime's
+/// --layers-per-stage for every stage.
 inline constexpr std::string_view kOptional[] = {kReplayedMakespan,
-                                                 kScanTensors};
+                                                 kScanTensors, kLayers};
 } // namespace top
+/// The most layers a stage may have (pipeline-run's --layers-per-stage
+/// takes as many).
+inline constexpr int64_t kMaxStageLayers = int64_t(1) << 16;
 
 /// The fields of `cost` and of each `ranks[i]`.
 namespace cost {

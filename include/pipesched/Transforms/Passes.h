@@ -7,6 +7,7 @@
 #include "mlir/Pass/Pass.h"
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/Bppsa.h"
+#include "pipesched/Scheduling/Partition.h"
 
 namespace pipesched {
 

@@ -83,6 +83,57 @@ def SchedCalibrate : Pass<"sched-calibrate", "::pipesched::sched::StepOp"> {
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }
 
+def SchedPartition : Pass<"sched-partition", "::pipesched::sched::StepOp"> {
+  let summary = "Group a model's layers into the step's stages";
+  let description = [{
+    PipeDream's partitioning (docs/partition.md): reads a layer file
+    (`{"layers": [{"name": ..., "fwd": ..., "bwd": ..., "act": ...,
+    "weights": ...}, ...]}`, durations in the step's ticks, sizes in
+    bytes), splits the chain of layers into the step's `S` stages of
+    consecutive layers with the least bottleneck (the slowest stage's
+    forward + backward + weight gradient) such that every stage fits
+    `memory-limit-bytes` under 1F1B's memory model (its weights plus
+    `min(S - s, B)` inputs on stage `s`), then rewrites the step's cost with
+    the stages' summed `fwd`, `bwd` (and `bwd_w` when the step splits its
+    backward), `act` and `weights` the largest over the stages, and records
+    the partition as the step's `layers` (the layer count per stage), which
+    lowering carries into the program for `pipeline-run`. The cost's
+    other fields (`transfer`, `unit`, the link, a scalar `optimizer`,
+    `reduce`) are kept. A thin adapter over
+    `lib/Scheduling/Partition` (`PartitionProblem::check()` before,
+    `Partition::verify()` after).
+
+    Refused, naming the file and the reason: a step that is not a spec or
+    has a stage graph; an unreadable file, invalid JSON, a missing, unknown
+    or mistyped field, a negative number or one of 2^53 or more (naming the
+    layer by index); no layer; more stages than layers; a memory limit no
+    partition fits (naming the stage that cannot fit); a step that splits
+    its backward with layers that do not; a cost with per-stage figures
+    the layers cannot give (`fwd_bwd`, a list of `optimizer` steps).
+
+    ```
+    pipeline-opt --sched-partition="layers=model.json memory-limit-bytes=N" \
+      --pipeline-schedule --sched-stats spec.mlir
+    ```
+  }];
+  let options = [
+    Option<"layers", "layers", "std::string", /*default=*/"",
+           "The layer file (docs/partition.md)">,
+    Option<"memoryLimitBytes", "memory-limit-bytes", "int64_t",
+           /*default=*/"0",
+           "Bytes per stage: weights + min(S - s, B) input activations; "
+           "0 = no limit">,
+    Option<"partition", "partition", "::pipesched::scheduling::PartitionMethod",
+           /*default=*/"::pipesched::scheduling::PartitionMethod::Optimal",
+           "How to split the layers", [{::llvm::cl::values(
+             clEnumValN(::pipesched::scheduling::PartitionMethod::Optimal, "optimal",
+                        "the least bottleneck (dynamic program)"),
+             clEnumValN(::pipesched::scheduling::PartitionMethod::Uniform, "uniform",
+                        "equal layer counts, for comparison"))}]>,
+  ];
+  let dependentDialects = ["::pipesched::sched::SchedDialect"];
+}
+
 def SchedSimulate : Pass<"sched-simulate", "::pipesched::sched::StepOp"> {
   let summary = "Simulate a placed step and order every worker's jobs";
   let description = [{

@@ -10,12 +10,31 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "pipesched/Scheduling/Partition.h"
 
 namespace pipesched {
 
 /// Options of `pipeline-lower` (typed; `--pipeline-lower="transfer-time=2"`).
 /// Every option of every pass of the pipeline, under the pass's own name.
 struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
+  Option<std::string> layers{
+      *this, "layers",
+      llvm::cl::desc("Partition a layer file into every step's stages first "
+                     "(--sched-partition, docs/partition.md)"),
+      llvm::cl::init("")};
+  Option<int64_t> memoryLimitBytes{
+      *this, "memory-limit-bytes",
+      llvm::cl::desc("--sched-partition's bytes per stage; 0 = no limit"),
+      llvm::cl::init(0)};
+  Option<scheduling::PartitionMethod> partition{
+      *this, "partition",
+      llvm::cl::desc("--sched-partition's method"),
+      llvm::cl::init(scheduling::PartitionMethod::Optimal),
+      llvm::cl::values(
+          clEnumValN(scheduling::PartitionMethod::Optimal, "optimal",
+                     "the least bottleneck (dynamic program)"),
+          clEnumValN(scheduling::PartitionMethod::Uniform, "uniform",
+                     "equal layer counts, for comparison"))};
   Option<std::string> costs{
       *this, "costs",
       llvm::cl::desc("Calibrate every step with this cost file first "
@@ -63,7 +82,8 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
 
 /// Phase 1 (`pipeline-schedule`): expand, place and simulate every
 /// `sched.step`, then --sched-verify-phase=phase=scheduled. Reads the
-/// expand and simulate options.
+/// expand and simulate options; with `layers`, --sched-partition first
+/// (then `costs`' --sched-calibrate, which replaces the per-stage times).
 void buildSchedulePipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
 /// Phase 2 (`pipeline-ranks`): every simulated step becomes a

@@ -293,6 +293,11 @@ void ProgramWriter::writeHeader(llvm::json::OStream &h) {
     h.attribute(str(top::kReplayedMakespan), *replayed);
   if (!scanTensor.empty())
     h.attribute(str(top::kScanTensors), int64_t(scanTensor.size()));
+  if (std::optional<ArrayRef<int64_t>> layers = step.getLayers())
+    h.attributeArray(str(top::kLayers), [&] {
+      for (int64_t count : *layers)
+        h.value(count);
+    });
 }
 
 void ProgramWriter::write(llvm::raw_ostream &os) {

@@ -128,14 +128,16 @@ CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
         "cudaStreamCreate");
   pool_ = std::make_unique<BufferPool>(compute_, syncEvents_);
   pinned_ = std::make_unique<PinnedPool>();
-  mlp_ = std::make_unique<CudaMlp>(c.shape.hidden, c.shape.layers, c.data.rows, compute_);
+  // One layer count for every stage (main refuses a program whose stages
+  // differ): --layers-per-stage, or the program's uniform `layers`.
+  mlp_ = std::make_unique<CudaMlp>(c.shape.hidden, c.shape.layersOf(0), c.data.rows, compute_);
   tracker_ = std::make_unique<OpTracker>(compute_, comm_, timingEvents_, c.timeout, [this] {
     return comms_ ? comms_->asyncError() : std::string();
   });
 
   // Before any transfer can occupy the GPU: load every kernel and GEMM shape.
   const size_t stageParams =
-      size_t(c.shape.layers) * size_t(c.shape.hidden * c.shape.hidden + c.shape.hidden);
+      size_t(c.shape.layersOf(0)) * size_t(c.shape.hidden * c.shape.hidden + c.shape.hidden);
   warmUp(*mlp_, c.data.rows, c.data.hidden, stageParams, compute_, c.setupTimeout);
 
   const DeviceCommContext context{program_, c.rank, comm_, syncEvents_, *tracker_};

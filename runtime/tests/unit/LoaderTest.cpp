@@ -193,6 +193,24 @@ TEST(Loader, CostTickAndTransferAreOptional) {
   EXPECT_EQ(errorOf(d), "t.json: cost: unknown field 'latency'");
 }
 
+TEST(Loader, LayersPerStageAreOptional) {
+  // A partition (docs/partition.md): one layer count per stage.
+  json d = program("gpipe-2.json");
+  EXPECT_TRUE(parseProgram(d.dump(), "t.json", 2).layers.empty());
+  d["layers"] = {3, 1};
+  EXPECT_EQ(parseProgram(d.dump(), "t.json", 2).layers, (std::vector<int64_t>{3, 1}));
+  d["layers"] = {3};
+  EXPECT_EQ(errorOf(d), "t.json: layers: lists 1 layer counts for 2 stages");
+  d["layers"] = {3, 0};
+  EXPECT_EQ(errorOf(d), "t.json: layers[1]: 0 is out of range [1, 65537)");
+  d["layers"] = {65537, 1};
+  EXPECT_EQ(errorOf(d), "t.json: layers[0]: 65537 is out of range [1, 65537)");
+  d["layers"] = {1.5, 1};
+  EXPECT_EQ(errorOf(d), "t.json: layers[0]: expected an integer, got number 1.5");
+  d["layers"] = 2;
+  EXPECT_EQ(errorOf(d), "t.json: layers: expected an array, got number 2");
+}
+
 TEST(Loader, UnknownOpsFieldsAndKinds) {
   json d = program("gpipe-2.json");
   d["ranks"][0]["ops"][0]["op"] = "forwrd";

@@ -48,6 +48,21 @@ TEST(Reference, IsDeterministic) {
   EXPECT_EQ(a.params[0].size(), size_t(2 * (16 * 16 + 16)));
 }
 
+TEST(Reference, StagesOfTheirOwnLayerCounts) {
+  // A partitioned program's `layers`: stage s has stageLayers[s] layers.
+  ModelShape shape{3, 16, 1, 3};
+  shape.stageLayers = {3, 1, 2};
+  Model m(shape);
+  EXPECT_EQ(m.numParams(0), 3 * (16 * 16 + 16));
+  EXPECT_EQ(m.numParams(1), 16 * 16 + 16);
+  EXPECT_EQ(m.paramLayout(2).size(), 4u); // two weights, two biases
+  ReferenceResult r = runReference(m, chain(m), data(), OptimizerConfig{}, 2);
+  ASSERT_EQ(r.params.size(), 3u);
+  EXPECT_EQ(r.params[0].size(), size_t(3 * (16 * 16 + 16)));
+  EXPECT_EQ(r.params[2].size(), size_t(2 * (16 * 16 + 16)));
+  EXPECT_TRUE(std::isfinite(r.losses[1]));
+}
+
 TEST(Reference, SeedsAndStepsMatter) {
   ModelShape shape{2, 16, 1, 3};
   Model m(shape);

@@ -21,6 +21,20 @@ sched.step stages = 4, microbatches = 1, workers = 1 cost <fwd = [1, 2, 3], bwd 
 
 // -----
 
+// Tests that a step lists one layer count per stage.
+// expected-error @below {{'sched.step' op lists 3 layer counts for 4 stages}}
+sched.step stages = 4, microbatches = 1, workers = 1 layers [1, 2, 3] {
+}
+
+// -----
+
+// Tests that every stage of a partition holds a layer.
+// expected-error @below {{'sched.step' op layers[1] = 0: every stage needs at least one layer}}
+sched.step stages = 2, microbatches = 1, workers = 1 layers [2, 0] {
+}
+
+// -----
+
 // Tests that a weight-gradient job needs a split backward.
 sched.step stages = 1, microbatches = 1, workers = 1 {
   %0 = sched.forward(0, 0)

@@ -22,6 +22,16 @@ module @cost {
   }
 }
 
+// Tests the layer count per stage of a partitioned step (--sched-partition).
+// CHECK-LABEL: module @layers
+// CHECK-NEXT:    sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched<1f1b> cost <fwd = [15, 15, 13, 14], bwd = [30, 30, 26, 28]> layers [5, 3, 3, 3] {
+// GENERIC-LABEL: sym_name = "layers"
+// GENERIC:         layers = array<i64: 5, 3, 3, 3>
+module @layers {
+  sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b cost <fwd = [15, 15, 13, 14], bwd = [30, 30, 26, 28]> layers [5, 3, 3, 3] {
+  }
+}
+
 // Tests a calibrated cost: a transfer time and a real time unit round-trip.
 // CHECK-LABEL: module @calibrated
 // CHECK-NEXT:    sched.step stages = 2, microbatches = 1, workers = 2 cost <fwd = [41200, 40800], bwd = [85300, 84900], act = 2048, transfer = 6100, unit = ns> {

@@ -205,3 +205,14 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
   // expected-error @below {{'sched.forward' op forward (s=1, b=0) runs at position 0 on worker 0, not after its input forward (s=0, b=0) at position 1}}
   %1 = sched.forward(1, 0) from %0 on 0 order 0
 }
+
+// -----
+
+// Tests that a program lists one layer count per stage.
+// expected-error @below {{'sched.program' op lists 1 layer counts for 2 stages}}
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> layers [3] makespan 0 partial {
+  sched.rank 0 owns [0] {
+  }
+  sched.rank 1 owns [1] {
+  }
+}
