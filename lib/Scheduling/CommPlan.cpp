@@ -457,16 +457,17 @@ std::string CommPlan::verify(const CommProblem &p) const {
   };
   std::vector<char> jobSeen(p.jobs.size(), 0);
   std::vector<uint8_t> messageEnds(messages.size(), 0);
+  // Per stage: the tie it belongs to (-1: none).
+  std::vector<int64_t> tieOf(p.numStages, -1);
+  for (size_t g = 0; g < p.tiedGroups.size(); ++g)
+    for (int64_t s : p.tiedGroups[g])
+      tieOf[s] = int64_t(g);
   std::vector<RankProgram> ranks(W);
   for (int32_t w = 0; w < W; ++w) {
     // Outputs held: jobs run here, messages received here.
     std::vector<char> held(p.jobs.size(), 0);
     std::vector<char> fetched(p.numStages, 0), stepped(p.numStages, 0);
-    // Per stage: the tie it belongs to (-1: none); per tie: reduced here.
-    std::vector<int64_t> tieOf(p.numStages, -1);
-    for (size_t g = 0; g < p.tiedGroups.size(); ++g)
-      for (int64_t s : p.tiedGroups[g])
-        tieOf[s] = int64_t(g);
+    // Per tie: reduced here.
     std::vector<char> tiedDone(p.tiedGroups.size(), 0);
     int64_t lastPosition = -1;
     const std::vector<PlanOp> &program = programs[w];
@@ -489,6 +490,11 @@ std::string CommPlan::verify(const CommProblem &p) const {
                  " is out of place, repeated or out of order";
         jobSeen[op.index] = 1;
         lastPosition = job.position;
+        if (job.direction == p.gradientJob && tieOf[job.stage] >= 0 &&
+            tiedDone[tieOf[job.stage]])
+          return where(w, i) + jobName(p, op.index) +
+                 " computes a weight gradient of tied stage " +
+                 std::to_string(job.stage) + " after its tied reduction";
         if (job.owner != w && !owns_(job.stage) && !fetched[job.stage])
           return where(w, i) + jobName(p, op.index) + " runs without stage " +
                  std::to_string(job.stage) + "'s weights";

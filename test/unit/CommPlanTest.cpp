@@ -314,3 +314,26 @@ TEST(CommPlan, CheckRefusesInvalidTies) {
   p.tiedGroups = {{0, 1}, {1, 0}};
   EXPECT_EQ(p.check(), "stage 1 is tied twice");
 }
+
+TEST(CommPlan, VerifyRefusesAWeightGradientAfterTheTiedReduction) {
+  CommProblem p = gpipe(2, 2, 2);
+  p.tiedGroups = {{0, 1}};
+  CommPlan plan = planCommunication(p);
+  std::vector<PlanOp> &program = plan.programs[1];
+  size_t tie = 0, last = 0;
+  for (size_t i = 0; i < program.size(); ++i) {
+    if (program[i].kind == PlanOp::TiedGrad)
+      tie = i;
+    if (program[i].kind == PlanOp::Job &&
+        p.jobs[program[i].index].direction == Direction::Backward)
+      last = i;
+  }
+  ASSERT_LT(last, tie);
+  PlanOp moved = program[tie];
+  program.erase(program.begin() + tie);
+  program.insert(program.begin() + last, moved);
+  EXPECT_NE(plan.verify(p).find("computes a weight gradient of tied stage 1 "
+                                "after its tied reduction"),
+            std::string::npos)
+      << plan.verify(p);
+}
