@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/SmallVector.h"
@@ -324,6 +325,85 @@ void StageGraphAttr::print(AsmPrinter &p) const {
                         [&](auto edge) {
                           p << std::get<0>(edge) << " -> " << std::get<1>(edge);
                         });
+  p << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// TiedAttr
+//===----------------------------------------------------------------------===//
+
+SmallVector<ArrayRef<int64_t>> TiedAttr::getGroups() const {
+  SmallVector<ArrayRef<int64_t>> groups;
+  ArrayRef<int64_t> stages = getStages();
+  for (int64_t size : getSizes()) {
+    groups.push_back(stages.take_front(size));
+    stages = stages.drop_front(size);
+  }
+  return groups;
+}
+
+LogicalResult TiedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> stages,
+                               ArrayRef<int64_t> sizes) {
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    total += size < 0 ? 0 : size;
+  if (total != static_cast<int64_t>(stages.size()))
+    return emitError() << "tied groups list " << stages.size()
+                       << " stages, their sizes add up to " << total;
+  // Stage -> the group it was first seen in.
+  llvm::SmallDenseMap<int64_t, size_t> groupOf;
+  size_t begin = 0;
+  for (auto [g, size] : llvm::enumerate(sizes)) {
+    ArrayRef<int64_t> group = stages.slice(begin, size);
+    begin += size;
+    if (size < 2)
+      return emitError() << "tied group " << g << " has " << size
+                         << " stage" << (size == 1 ? "" : "s")
+                         << ": a tie needs at least two stages";
+    for (int64_t s : group) {
+      if (s < 0)
+        return emitError() << "tied group " << g << " names stage " << s
+                           << ", which is negative";
+      auto [it, inserted] = groupOf.try_emplace(s, g);
+      if (inserted)
+        continue;
+      if (it->second == g)
+        return emitError() << "tied group " << g << " lists stage " << s
+                           << " twice";
+      return emitError() << "stage " << s << " is tied in groups "
+                         << it->second << " and " << g
+                         << ": a stage shares at most one weight";
+    }
+  }
+  return success();
+}
+
+Attribute TiedAttr::parse(AsmParser &p, Type) {
+  SmallVector<int64_t> stages, sizes;
+  if (p.parseLess())
+    return {};
+  do {
+    int64_t before = stages.size();
+    if (p.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+          return p.parseInteger(stages.emplace_back());
+        }))
+      return {};
+    sizes.push_back(int64_t(stages.size()) - before);
+  } while (succeeded(p.parseOptionalComma()));
+  if (p.parseGreater())
+    return {};
+  return TiedAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
+                              p.getContext(), stages, sizes);
+}
+
+void TiedAttr::print(AsmPrinter &p) const {
+  p << '<';
+  llvm::interleaveComma(getGroups(), p, [&](ArrayRef<int64_t> group) {
+    p << '[';
+    llvm::interleaveComma(group, p);
+    p << ']';
+  });
   p << '>';
 }
 

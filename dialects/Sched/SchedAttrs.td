@@ -140,6 +140,34 @@ def Sched_StageGraphAttr : Sched_Attr<"StageGraph", "stage_graph"> {
   let genVerifyDecl = 1;
 }
 
+def Sched_TiedAttr : Sched_Attr<"Tied", "tied"> {
+  let summary = "groups of stages that share one weight tensor";
+  let description = [{
+    Each group lists stages that hold one weight tensor together (Megatron's
+    embedding group: the input embedding of the first stage and the output
+    head of the last; DeepSpeed's tied modules). `--sched-lower-ranks` sums
+    the tensor's gradient over the group's owners before their optimizer
+    steps (`sched.tied_grad`), so every copy applies the same update. In the
+    runtime's built-in MLP the tied tensor is the weight matrix (H x H, not
+    the bias) of the first Linear layer of the group's lowest stage and of
+    the last Linear layer of each of its other stages.
+
+    ```mlir
+    #sched.tied<[0, 3], [1, 2]>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "the groups' stages, one group after another">:$stages,
+    ArrayRefParameter<"int64_t", "the number of stages of each group">:$sizes
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The groups, each a slice of getStages().
+    ::llvm::SmallVector<::llvm::ArrayRef<int64_t>> getGroups() const;
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Priorities and memory caps
 //===----------------------------------------------------------------------===//

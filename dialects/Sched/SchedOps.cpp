@@ -272,6 +272,19 @@ static LogicalResult verifyJobKind(JobOpInterface job, bool scanned) {
   return success();
 }
 
+/// Every stage a tie names exists.
+static LogicalResult verifyTiedStages(Operation *op, TiedAttr tied,
+                                      int64_t numStages) {
+  if (!tied)
+    return success();
+  for (auto [g, group] : llvm::enumerate(tied.getGroups()))
+    for (int64_t s : group)
+      if (s >= numStages)
+        return op->emitOpError() << "tied group " << g << " names stage " << s
+                                 << ", outside [0, " << numStages << ")";
+  return success();
+}
+
 LogicalResult StepOp::verifyRegions() {
   int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
   bool scanned = !isSpec() && isScanned(getBody().front());
@@ -295,7 +308,8 @@ LogicalResult StepOp::verifyRegions() {
       if (dst >= numStages)
         return emitOpError() << "stage graph names stage " << dst
                              << ", outside [0, " << numStages << ")";
-  if (failed(verifyLayerCounts(*this, getLayers(), numStages)))
+  if (failed(verifyLayerCounts(*this, getLayers(), numStages)) ||
+      failed(verifyTiedStages(*this, getTiedAttr(), numStages)))
     return failure();
   if (auto strategy = getStrategyAttr())
     if (failed(strategy.verifyShape(numStages, numMicrobatches, getWorkers(),
@@ -731,6 +745,27 @@ LogicalResult ReduceGradOp::verify() {
 LogicalResult OptimizerStepOp::verify() {
   return verifyStage(*this, getStage());
 }
+LogicalResult TiedGradOp::verify() {
+  auto program = getOperation()->getParentOfType<ProgramOp>();
+  TiedAttr tied = program ? program.getTiedAttr() : TiedAttr();
+  int64_t groups = tied ? int64_t(tied.getSizes().size()) : 0;
+  if (getTie() >= groups)
+    return emitOpError() << "names tied group " << getTie()
+                         << ", but the program has " << groups;
+  ArrayRef<int64_t> members = getMembers();
+  if (members.empty())
+    return emitOpError("needs at least one member");
+  for (size_t i = 1; i < members.size(); ++i)
+    if (members[i] <= members[i - 1])
+      return emitOpError("members must be sorted and distinct");
+  if (members.front() < 0)
+    return emitOpError() << "member " << members.front() << " is negative";
+  int64_t self = rankOf(*this);
+  if (!llvm::is_contained(members, self))
+    return emitOpError() << "runs on rank " << self
+                         << ", which is not one of its members";
+  return verifyWorkers(*this, {{"member", members.back()}});
+}
 
 LogicalResult GroupOp::verify() {
   for (Operation &op : getBody().front().without_terminator())
@@ -774,6 +809,7 @@ LogicalResult ProgramOp::verifyRegions() {
     return emitOpError("stages * microbatches is too large");
   numJobs = numStages * numMicrobatches * int64_t(directions.size());
   if (failed(verifyLayerCounts(*this, getLayers(), numStages)) ||
+      failed(verifyTiedStages(*this, getTiedAttr(), numStages)) ||
       failed(verifyRanks(*this)))
     return failure();
   // Every job runs exactly once across the ranks.

@@ -78,6 +78,7 @@ def Sched_StepOp : Sched_Op<"step", [
     PositiveI64Prop:$microbatches,
     PositiveI64Prop:$workers,
     OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
+    OptionalAttr<Sched_TiedAttr>:$tied,
     OptionalAttr<Sched_StrategyAttrInterface>:$strategy,
     OptionalAttr<AffineMapAttr>:$compute_map,
     OptionalAttr<AffineMapAttr>:$weights_map,
@@ -91,7 +92,7 @@ def Sched_StepOp : Sched_Op<"step", [
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? (`strategy` $strategy^)?
-    (`compute` $compute_map^)? (`weights` $weights_map^)?
+    (`tied` $tied^)? (`compute` $compute_map^)? (`weights` $weights_map^)?
     (`priority` custom<Priority>($priority)^)? (`cap` $memory_cap^)?
     (`cost` $cost^)? (`layers` $layers^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
@@ -101,7 +102,7 @@ def Sched_StepOp : Sched_Op<"step", [
     // A spec with a cost model and nothing else (importers add the jobs).
     OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
                    "int64_t":$workers, "CostAttr":$cost), [{
-      build($_builder, $_state, stages, microbatches, workers, {}, {}, {},
+      build($_builder, $_state, stages, microbatches, workers, {}, {}, {}, {},
             {}, {}, {}, cost, {}, {});
     }]>
   ];

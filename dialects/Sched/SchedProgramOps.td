@@ -143,6 +143,31 @@ def Sched_ReduceGradOp : Sched_CommOp<"reduce_grad"> {
                        "$bytes " # placementFormat;
 }
 
+def Sched_TiedGradOp : Sched_CommOp<"tied_grad"> {
+  let summary = "sum a tied weight's gradient over the owners of its group";
+  let description = [{
+    `(g)` is the index of a group of the program's `tied` stages, which
+    share one weight tensor. Every member calls it after the gradient
+    reductions of the group's stages and before their optimizer steps. The
+    lowest member that owns a stage of the group contributes that stage's
+    gradient of the tensor; the sum over the members (the tensor's whole
+    gradient: every use, every microbatch) replaces the gradient of the
+    tensor in every stage of the group that the member owns. With one
+    member (a rank that owns every stage of the group, as in DDP) the sum is
+    local.
+
+    ```mlir
+    sched.tied_grad(0) over [0, 3] bytes 65536
+    ```
+  }];
+  let arguments = !con((ins
+    NonNegI64Prop:$tie,
+    DenseI64ArrayAttr:$members,
+    NonNegI64Prop:$bytes), placement);
+  let assemblyFormat = "`(` $tie `)` `over` $members `bytes` $bytes "
+                       # placementFormat;
+}
+
 def Sched_OptimizerStepOp : Sched_CommOp<"optimizer_step"> {
   let summary = "apply the optimizer to a stage's weights on an owner";
   let arguments = !con((ins NonNegI64Prop:$stage), placement);
@@ -221,6 +246,7 @@ def Sched_ProgramOp : Sched_Op<"program", [
     PositiveI64Prop:$microbatches,
     PositiveI64Prop:$workers,
     OptionalAttr<Sched_StageGraphAttr>:$stage_graph,
+    OptionalAttr<Sched_TiedAttr>:$tied,
     Sched_CostAttr:$cost,
     OptionalAttr<DenseI64ArrayAttr>:$layers,
     NonNegI64Prop:$makespan,
@@ -230,7 +256,7 @@ def Sched_ProgramOp : Sched_Op<"program", [
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
-    `workers` `=` $workers (`graph` $stage_graph^)? `cost` $cost
+    `workers` `=` $workers (`graph` $stage_graph^)? (`tied` $tied^)? `cost` $cost
     (`layers` $layers^)?
     `makespan` $makespan (`replayed` $replayed^)? (`partial` $partial^)?
     attr-dict-with-keyword $body

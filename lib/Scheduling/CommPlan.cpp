@@ -107,6 +107,20 @@ std::string CommProblem::check() const {
                jobName(*this, inputs[k]) + " ends";
     }
   }
+  std::vector<int64_t> tiedIn(size_t(std::max<int64_t>(numStages, 0)), -1);
+  for (size_t g = 0; g < tiedGroups.size(); ++g) {
+    if (tiedGroups[g].size() < 2)
+      return "tied group " + std::to_string(g) + " has fewer than two stages";
+    for (int64_t s : tiedGroups[g]) {
+      if (s < 0 || s >= numStages)
+        return "tied group " + std::to_string(g) + " names stage " +
+               std::to_string(s) + ", outside [0, " +
+               std::to_string(numStages) + ")";
+      if (tiedIn[s] >= 0)
+        return "stage " + std::to_string(s) + " is tied twice";
+      tiedIn[s] = int64_t(g);
+    }
+  }
   return "";
 }
 
@@ -341,18 +355,69 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     at[m.message.sender][m.senderAt].push_back({PlanOp::Send, i, key});
     at[m.message.receiver][m.receiverAt].push_back({PlanOp::Recv, i, key});
   }
+  // A tied stage steps its optimizer after its group's tied reduction.
+  std::vector<char> tied(S, 0);
+  for (const std::vector<int64_t> &group : p.tiedGroups)
+    for (int64_t s : group)
+      tied[s] = 1;
+  std::vector<uint32_t> reductionOf(S, 0);
   for (uint32_t i = 0; i < placed.size(); ++i) {
     const Placed &r = placed[i];
+    reductionOf[r.reduction.stage] = i;
     for (auto [member, point] : r.at) {
       if (r.reduction.members.size() > 1)
         at[member][point].push_back(
             {PlanOp::Collective, i, {r.time, 2, r.reduction.stage}});
-      if (std::binary_search(r.reduction.owners.begin(),
+      if (!tied[r.reduction.stage] &&
+          std::binary_search(r.reduction.owners.begin(),
                              r.reduction.owners.end(), member))
         at[member][point].push_back(
             {PlanOp::OptimizerStep, i, {r.time, 3, r.reduction.stage}});
     }
     plan.reductions.push_back(r.reduction);
+  }
+  // Per tie: after the last reduction of its stages (time, then id S + g:
+  // after every stage's reduction at that time), on every owner of one of
+  // its stages, at its first point after its own gradient jobs of them.
+  for (size_t g = 0; g < p.tiedGroups.size(); ++g) {
+    const std::vector<int64_t> &group = p.tiedGroups[g];
+    Instant time{0, 0};
+    std::set<int32_t> tiedOwners;
+    for (int64_t s : group) {
+      time = std::max(time, gradTime[s]);
+      tiedOwners.insert(owners[s].begin(), owners[s].end());
+    }
+    bool local = true; // every owner owns every stage of the group
+    for (int64_t s : group)
+      local = local && owners[s].size() == tiedOwners.size();
+    std::tuple<Instant, int, int64_t> key{time, 2, S + int64_t(g)};
+    auto attach = [&](int32_t m, uint32_t index) {
+      const WorkerJobs &w = workers[m];
+      uint32_t lo = 0;
+      for (int64_t s : group) {
+        auto last = lastGradJob[s].find(m);
+        if (last != lastGradJob[s].end())
+          lo = std::max(lo, last->second + 1);
+      }
+      uint32_t point = w.firstAtOrAfter(time, lo, w.jobs.size());
+      at[m][point].push_back({PlanOp::TiedGrad, index, key});
+      for (int64_t s : group)
+        if (owners[s].count(m))
+          at[m][point].push_back(
+              {PlanOp::OptimizerStep, reductionOf[s], {time, 3, s}});
+    };
+    if (local) {
+      for (int32_t m : tiedOwners) {
+        attach(m, uint32_t(plan.tied.size()));
+        plan.tied.push_back({int64_t(g), {m}, p.weightBytes});
+      }
+      continue;
+    }
+    for (int32_t m : tiedOwners)
+      attach(m, uint32_t(plan.tied.size()));
+    plan.tied.push_back({int64_t(g),
+                         std::vector<int32_t>(tiedOwners.begin(), tiedOwners.end()),
+                         p.weightBytes});
   }
 
   // Each worker's program: at every point its entries in key order (runs of
@@ -392,11 +457,18 @@ std::string CommPlan::verify(const CommProblem &p) const {
   };
   std::vector<char> jobSeen(p.jobs.size(), 0);
   std::vector<uint8_t> messageEnds(messages.size(), 0);
+  // Per stage: the tie it belongs to (-1: none).
+  std::vector<int64_t> tieOf(p.numStages, -1);
+  for (size_t g = 0; g < p.tiedGroups.size(); ++g)
+    for (int64_t s : p.tiedGroups[g])
+      tieOf[s] = int64_t(g);
   std::vector<RankProgram> ranks(W);
   for (int32_t w = 0; w < W; ++w) {
     // Outputs held: jobs run here, messages received here.
     std::vector<char> held(p.jobs.size(), 0);
     std::vector<char> fetched(p.numStages, 0), stepped(p.numStages, 0);
+    // Per tie: reduced here.
+    std::vector<char> tiedDone(p.tiedGroups.size(), 0);
     int64_t lastPosition = -1;
     const std::vector<PlanOp> &program = programs[w];
     auto owns_ = [&](int64_t s) {
@@ -418,6 +490,11 @@ std::string CommPlan::verify(const CommProblem &p) const {
                  " is out of place, repeated or out of order";
         jobSeen[op.index] = 1;
         lastPosition = job.position;
+        if (job.direction == p.gradientJob && tieOf[job.stage] >= 0 &&
+            tiedDone[tieOf[job.stage]])
+          return where(w, i) + jobName(p, op.index) +
+                 " computes a weight gradient of tied stage " +
+                 std::to_string(job.stage) + " after its tied reduction";
         if (job.owner != w && !owns_(job.stage) && !fetched[job.stage])
           return where(w, i) + jobName(p, op.index) + " runs without stage " +
                  std::to_string(job.stage) + "'s weights";
@@ -475,7 +552,28 @@ std::string CommPlan::verify(const CommProblem &p) const {
         if (!owns_(s) || stepped[s])
           return where(w, i) + "optimizer step of stage " + std::to_string(s) +
                  " on a worker that does not own it, or twice";
+        if (tieOf[s] >= 0 && !tiedDone[tieOf[s]])
+          return where(w, i) + "optimizer step of tied stage " +
+                 std::to_string(s) + " before its tied reduction";
         stepped[s] = 1;
+        break;
+      }
+      case PlanOp::TiedGrad: {
+        const TiedReduction &t = tied[op.index];
+        if (!std::binary_search(t.members.begin(), t.members.end(), w) ||
+            tiedDone[t.tie])
+          return where(w, i) + "tied reduction " + std::to_string(t.tie) +
+                 " on a worker that is not a member, or twice";
+        for (int64_t s : p.tiedGroups[t.tie])
+          if (owns_(s) && stepped[s])
+            return where(w, i) + "tied reduction " + std::to_string(t.tie) +
+                   " after the optimizer step of stage " + std::to_string(s);
+        tiedDone[t.tie] = 1;
+        if (t.members.size() > 1) {
+          step.kind = ProgramStep::Collective;
+          step.members = t.members;
+          step.payload = Payload{4, t.tie, 0, 0, t.bytes, -1};
+        }
         break;
       }
       }
@@ -484,6 +582,7 @@ std::string CommPlan::verify(const CommProblem &p) const {
       if (!stepped[s])
         return "worker " + std::to_string(w) + " owns stage " +
                std::to_string(s) + " but never steps its optimizer";
+    // (An owner of a tied stage stepped it only after the tied reduction.)
   }
   for (uint32_t i = 0; i < p.jobs.size(); ++i)
     if (!jobSeen[i])
@@ -504,7 +603,19 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
   const size_t W = size_t(p.numWorkers);
   Traffic t{std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
             std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
+            std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
             std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0)};
+  // A tied reduction is an all-reduce of the tensor over its members.
+  for (const TiedReduction &r : plan.tied) {
+    if (r.members.size() < 2)
+      continue;
+    for (int32_t m : r.members) {
+      ++t.tiedReductions[m];
+      t.tiedBytes[m] = saturatingAdd(t.tiedBytes[m], r.bytes);
+      t.sentBytes[m] = saturatingAdd(t.sentBytes[m], r.bytes);
+      t.receivedBytes[m] = saturatingAdd(t.receivedBytes[m], r.bytes);
+    }
+  }
   for (const Message &m : plan.messages) {
     t.sentBytes[m.sender] = saturatingAdd(t.sentBytes[m.sender], m.bytes);
     t.receivedBytes[m.receiver] =

@@ -50,9 +50,9 @@ public:
       : p(p), plan(plan), costs(c), W(plan.programs.size()), pc(W, 0),
         now(W, 0), posted(W, false), sendPost(plan.messages.size(), kUnposted),
         recvPost(plan.messages.size(), kUnposted),
-        arrived(plan.reductions.size(), 0),
-        lastArrival(plan.reductions.size(), 0),
-        reduced(plan.reductions.size(), kUnposted) {
+        arrived(plan.reductions.size() + plan.tied.size(), 0),
+        lastArrival(plan.reductions.size() + plan.tied.size(), 0),
+        reduced(plan.reductions.size() + plan.tied.size(), kUnposted) {
     result.jobStart.assign(p.jobs.size(), 0);
     result.jobEnd.assign(p.jobs.size(), 0);
   }
@@ -114,23 +114,34 @@ private:
         ++pc[w];
         break;
       }
-      case PlanOp::Collective: {
-        const Reduction &r = plan.reductions[op.index];
+      case PlanOp::Collective:
+      case PlanOp::TiedGrad: {
+        // Reductions, then tied reductions (all-reduces of the tied
+        // tensor, charged its `weights` bytes; local with one member).
+        bool isTied = op.kind == PlanOp::TiedGrad;
+        size_t slot = isTied ? plan.reductions.size() + op.index : op.index;
+        const std::vector<int32_t> &members =
+            isTied ? plan.tied[op.index].members
+                   : plan.reductions[op.index].members;
         if (!posted[w]) {
           posted[w] = true;
-          lastArrival[op.index] = std::max(lastArrival[op.index], now[w]);
-          if (++arrived[op.index] == r.members.size()) {
-            reduced[op.index] =
-                lastArrival[op.index] +
-                costs.collective(r.bytes, r.members.size(), r.isAllReduce());
-            for (int32_t m : r.members)
+          lastArrival[slot] = std::max(lastArrival[slot], now[w]);
+          if (++arrived[slot] == members.size()) {
+            reduced[slot] =
+                lastArrival[slot] +
+                (isTied ? costs.collective(plan.tied[op.index].bytes,
+                                           members.size(), true)
+                        : costs.collective(
+                              plan.reductions[op.index].bytes, members.size(),
+                              plan.reductions[op.index].isAllReduce()));
+            for (int32_t m : members)
               if (size_t(m) != w)
                 wake(size_t(m));
           }
         }
-        if (reduced[op.index] == kUnposted)
+        if (reduced[slot] == kUnposted)
           return; // woken when the last member arrives
-        now[w] = reduced[op.index];
+        now[w] = reduced[slot];
         posted[w] = false;
         ++pc[w];
         break;

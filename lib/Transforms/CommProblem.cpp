@@ -34,6 +34,9 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
   p.prefetchDepth = prefetchDepth;
   p.actBytes = cost.getActBytes();
   p.weightBytes = cost.getWeightBytes();
+  if (TiedAttr tied = step.getTiedAttr())
+    for (ArrayRef<int64_t> group : tied.getGroups())
+      p.tiedGroups.emplace_back(group.begin(), group.end());
 
   Block &body = step.getBody().front();
   // The width of a scanned backward's Jacobians (what --sched-bppsa

@@ -155,6 +155,13 @@ void RankBuilder::buildOp(
     OptimizerStepOp::create(builder, loc,
                             plan.reductions[op.index].stage);
     return;
+  case sch::PlanOp::TiedGrad: {
+    const sch::TiedReduction &t = plan.tied[op.index];
+    SmallVector<int64_t> members(t.members.begin(), t.members.end());
+    TiedGradOp::create(builder, loc, t.tie,
+                       builder.getDenseI64ArrayAttr(members), t.bytes);
+    return;
+  }
   }
 }
 
@@ -200,9 +207,9 @@ void RankBuilder::build(int64_t replayed) {
   builder.setInsertionPoint(step);
   auto program = ProgramOp::create(
       builder, step.getLoc(), step.getStages(), step.getMicrobatches(),
-      step.getWorkers(), step.getStageGraphAttr(), step.getCostOrDefault(),
-      step.getLayersAttr(), makespan, builder.getI64IntegerAttr(replayed),
-      /*partial=*/UnitAttr());
+      step.getWorkers(), step.getStageGraphAttr(), step.getTiedAttr(),
+      step.getCostOrDefault(), step.getLayersAttr(), makespan,
+      builder.getI64IntegerAttr(replayed), /*partial=*/UnitAttr());
   Block *body = new Block();
   program.getBody().push_back(body);
   local.resize(plan.programs.size());

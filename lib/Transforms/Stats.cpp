@@ -10,6 +10,7 @@
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/ListScheduler.h"
+#include "pipesched/Scheduling/Saturating.h"
 #include "pipesched/Transforms/Passes.h"
 #include "pipesched/Transforms/SearchSpace.h"
 #include "pipesched/Transforms/StepStats.h"
@@ -34,6 +35,8 @@ struct WorkerStats {
   int64_t jobs = 0, busy = 0;
   int64_t actRecv = 0, gradRecv = 0, weightFetches = 0;
   int64_t peakLive = 0, peakLiveBytes = 0, weightsOwned = 0;
+  /// Tied reductions with other workers and their bytes (`weights` each).
+  int64_t tiedMessages = 0, tiedBytes = 0;
 };
 
 struct StepStats {
@@ -53,6 +56,8 @@ struct StepStats {
   /// memory (docs/search.md); none for a scanned step or one whose jobs
   /// carry their own durations (the bound reads the cost).
   std::optional<scheduling::LowerBound> lowerBound;
+  /// Whether the step ties weights (then the tied traffic is reported).
+  bool tied = false;
 };
 
 struct SchedStats : pipesched::impl::SchedStatsBase<SchedStats> {
@@ -144,7 +149,10 @@ static FailureOr<StepStats> collect(StepOp step) {
     ws.actRecv = traffic.activationsReceived[w];
     ws.gradRecv = traffic.gradientsReceived[w];
     ws.weightFetches = traffic.weightFetches[w];
+    ws.tiedMessages = traffic.tiedReductions[w];
+    ws.tiedBytes = traffic.tiedBytes[w];
   }
+  stats.tied = !problem.tiedGroups.empty();
 
   // Live activations through the scheduler's accounting: a forward's input
   // is live on its worker from its start until the job that consumes it
@@ -265,6 +273,20 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                      "%lld weight fetches\n",
                      (long long)t.actRecv, (long long)t.gradRecv,
                      (long long)t.weightFetches);
+  if (s.tied) {
+    int64_t messages = 0, bytes = 0;
+    std::string perMessages, perBytes;
+    for (const WorkerStats &w : s.perWorker) {
+      messages += w.tiedMessages;
+      bytes = scheduling::saturatingAdd(bytes, w.tiedBytes);
+      perMessages += (perMessages.empty() ? "" : ", ") +
+                     std::to_string(w.tiedMessages);
+      perBytes += (perBytes.empty() ? "" : ", ") + std::to_string(w.tiedBytes);
+    }
+    os << "tied weights: " << messages << " messages, " << bytes
+       << " bytes (per worker: messages [" << perMessages << "], bytes ["
+       << perBytes << "])\n";
+  }
   os << llvm::format("memory: peak %lld live activations (%lld bytes) on the "
                      "busiest worker\n",
                      (long long)t.peakLive, (long long)t.peakLiveBytes);
@@ -315,6 +337,12 @@ static llvm::json::Value toJson(const StepStats &s) {
         {"peak_live", w.peakLive},
         {"peak_live_bytes", w.peakLiveBytes},
         {"weights_owned", w.weightsOwned}});
+  if (s.tied)
+    for (auto [i, w] : llvm::enumerate(s.perWorker)) {
+      llvm::json::Object &o = *workers[i].getAsObject();
+      o["tied_messages"] = w.tiedMessages;
+      o["tied_bytes"] = w.tiedBytes;
+    }
   llvm::json::Object result{
       {"stages", s.stages},
       {"microbatches", s.microbatches},
@@ -342,6 +370,15 @@ static llvm::json::Value toJson(const StepStats &s) {
         {"critical_path", b->criticalPath},
         {"work", b->work},
         {"memory_time", b->memoryTime}};
+  if (s.tied) {
+    int64_t messages = 0, bytes = 0;
+    for (const WorkerStats &w : s.perWorker) {
+      messages += w.tiedMessages;
+      bytes = scheduling::saturatingAdd(bytes, w.tiedBytes);
+    }
+    result["tied_messages"] = messages;
+    result["tied_bytes"] = bytes;
+  }
   if (s.cost.hasTimeUnit()) {
     result["tick_ns"] = s.cost.getTickNs();
     result["latency_ms"] = s.cost.toMilliseconds(s.latency);

@@ -23,7 +23,7 @@ namespace sch = pipesched::scheduling;
 
 namespace {
 /// What a transfer carries, for matching.
-enum What : int32_t { Activation, Gradient, Weights, AllReduce, Reduce };
+enum What : int32_t { Activation, Gradient, Weights, AllReduce, Reduce, Tied };
 
 struct SchedVerifyDeadlockFree
     : pipesched::impl::SchedVerifyDeadlockFreeBase<SchedVerifyDeadlockFree> {
@@ -52,7 +52,8 @@ static std::string describe(Operation *op) {
         os << "(" << o.getStage() << ") from rank " << o.getPeer();
       })
       .Case<AllReduceGradOp, ReduceGradOp>(
-          [&](auto o) { os << "(" << o.getStage() << ")"; });
+          [&](auto o) { os << "(" << o.getStage() << ")"; })
+      .Case([&](TiedGradOp o) { os << "(" << o.getTie() << ")"; });
   return text;
 }
 
@@ -139,6 +140,13 @@ LogicalResult pipesched::verifyDeadlockFree(ProgramOp step) {
                           reduce.getMembers().end());
         ps.payload = {Reduce, int64_t(reduce.getStage()), -1, 0,
                       int64_t(reduce.getBytes()), int64_t(reduce.getRoot())};
+      } else if (auto tied = dyn_cast<TiedGradOp>(op);
+                 tied && tied.getMembers().size() > 1) {
+        // One member: a local sum, no communication.
+        ps.kind = sch::ProgramStep::Collective;
+        ps.members.assign(tied.getMembers().begin(), tied.getMembers().end());
+        ps.payload = {Tied, int64_t(tied.getTie()), -1, 0,
+                      int64_t(tied.getBytes()), -1};
       }
     }
   }

@@ -14,4 +14,12 @@ void Backend::combine(bool, const Buffer &, const Buffer &, bppsa::Storage, Buff
   throw std::runtime_error("this backend does not run a scanned backward (BPPSA)");
 }
 
+void Backend::copyRange(Buffer &, size_t, const Buffer &, size_t, size_t) {
+  throw std::runtime_error("this backend does not run tied weights (tied_grad)");
+}
+
+void Backend::addRange(Buffer &, size_t, const Buffer &, size_t, size_t) {
+  throw std::runtime_error("this backend does not run tied weights (tied_grad)");
+}
+
 } // namespace pipesched::runtime

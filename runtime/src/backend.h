@@ -89,6 +89,13 @@ public:
   // stage with several successors), in the order the executor calls them.
   virtual void copy(Buffer &dst, const Buffer &src) = 0;
   virtual void add(Buffer &acc, const Buffer &x) = 0;
+  // The same on n floats at offsets (a tied weight inside a stage's
+  // gradient, tied_grad): dst[do..] = src[so..], acc[ao..] += x[xo..]. A
+  // backend without them refuses tied programs (the base class throws).
+  virtual void copyRange(Buffer &dst, size_t dstOffset, const Buffer &src,
+                         size_t srcOffset, size_t n);
+  virtual void addRange(Buffer &acc, size_t accOffset, const Buffer &x, size_t xOffset,
+                        size_t n);
 
   // Every op is bracketed, so that the backend can time its device work and
   // name the op that a later wait gives up in.

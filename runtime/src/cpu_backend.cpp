@@ -33,6 +33,16 @@ void CpuBackend::add(Buffer &acc, const Buffer &x) {
   kernels::add(hostData(acc), hostData(x), int64_t(acc.size()));
 }
 
+void CpuBackend::copyRange(Buffer &dst, size_t dstOffset, const Buffer &src,
+                           size_t srcOffset, size_t n) {
+  std::memcpy(hostData(dst) + dstOffset, hostData(src) + srcOffset, n * sizeof(float));
+}
+
+void CpuBackend::addRange(Buffer &acc, size_t accOffset, const Buffer &x, size_t xOffset,
+                          size_t n) {
+  kernels::add(hostData(acc) + accOffset, hostData(x) + xOffset, int64_t(n));
+}
+
 const Buffer &CpuBackend::input(int step, int microbatch) {
   makeInput(data_, step, microbatch, input_.data.data());
   return input_;

@@ -25,6 +25,10 @@ public:
   void download(const Buffer &src, float *host) override;
   void copy(Buffer &dst, const Buffer &src) override;
   void add(Buffer &acc, const Buffer &x) override;
+  void copyRange(Buffer &dst, size_t dstOffset, const Buffer &src, size_t srcOffset,
+                 size_t n) override;
+  void addRange(Buffer &acc, size_t accOffset, const Buffer &x, size_t xOffset,
+                size_t n) override;
 
   void beginOp(size_t index, bool) override { op_ = index; }
 

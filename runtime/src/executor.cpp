@@ -22,7 +22,7 @@ Executor::Executor(const Program &program, int rank, const Model &model,
   std::vector<float> host;
   for (int s : mine_.owns) {
     host.assign(size_t(model.numParams(s)), 0.0f);
-    model.init(s, host.data());
+    initTiedParams(model, program.ties, program.tieOf, s, host.data());
     owned_[s] = backend.allocate(host.size());
     backend.upload(*owned_[s], host.data());
   }
@@ -123,6 +123,10 @@ void Executor::execute(const Op &op) {
     break;
   case OpKind::OptimizerStep:
     backend_.optimizerStep(op.stage, *owned_[op.stage], gradBuffer(op.stage));
+    break;
+  case OpKind::TiedGrad:
+    if (!config_.skipTiedGrad)
+      tiedGrad(op);
     break;
   }
 }
@@ -306,6 +310,38 @@ void Executor::collective(const Op &op) {
     stalled();
   if (op.kind == OpKind::ReduceGrad && op.root != rank_)
     grads_[op.stage].reset();
+}
+
+// The tied weight's gradient: the lowest member owning a stage of the tie
+// contributes that stage's gradient of the tensor (added in the tie's
+// order), the members sum their contributions, and every stage of the tie
+// this rank owns takes the sum: each copy then steps with the gradient of
+// all the tensor's uses.
+void Executor::tiedGrad(const Op &op) {
+  const std::vector<int> &stages = program_.ties[size_t(op.tie)];
+  const std::vector<int> &members = program_.groups[size_t(op.group)];
+  auto contributes = [&](int s) {
+    for (int m : members)
+      if (program_.ranks[size_t(m)].ownsStage(s))
+        return m == rank_;
+    return false;
+  };
+  const ParamTensor first = tiedTensor(model_, stages, stages[0]);
+  if (!tiedSum_ || tiedSum_->size() != size_t(first.size))
+    tiedSum_ = backend_.allocate(size_t(first.size));
+  backend_.zero(*tiedSum_);
+  for (int s : stages)
+    if (contributes(s)) {
+      const ParamTensor t = tiedTensor(model_, stages, s);
+      backend_.addRange(*tiedSum_, 0, gradBuffer(s), size_t(t.offset), size_t(t.size));
+    }
+  if (members.size() > 1 && !backend_.allreduce(*tiedSum_, op.group))
+    stalled();
+  for (int s : stages)
+    if (mine_.ownsStage(s)) {
+      const ParamTensor t = tiedTensor(model_, stages, s);
+      backend_.copyRange(gradBuffer(s), size_t(t.offset), *tiedSum_, 0, size_t(t.size));
+    }
 }
 
 // Nothing outlives a step but owned weights, their optimizer state and the

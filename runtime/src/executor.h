@@ -11,6 +11,7 @@
 #include "model.h"
 #include "program.h"
 #include "tensor_store.h"
+#include "ties.h"
 
 #include <chrono>
 #include <cstdint>
@@ -25,6 +26,7 @@ struct ExecutorConfig {
   bppsa::Storage jacobians = bppsa::Storage::Dense; // --jacobians
   int failRank = -1;     // --fail-rank
   int64_t failAtOp = -1; // --fail-at-op (first step)
+  bool skipTiedGrad = false; // --skip-tied-grad
 };
 
 class Executor {
@@ -56,6 +58,7 @@ private:
   size_t scanFloats(program::ScanValue value) const;
   void transfer(const Op *ops, uint32_t count);
   void collective(const Op &op);
+  void tiedGrad(const Op &op);
   void endStep();
   [[noreturn]] void stalled() const;
   // Prints "pipeline-run: rank R: <error> <where>" and ends the job.
@@ -85,6 +88,7 @@ private:
   BufferPtr lossGrad_;
   // Fan-in sums: a stage's input, a fan-out stage's output gradient.
   BufferPtr inputSum_, gradSum_;
+  BufferPtr tiedSum_; // a tied weight's summed gradient (tied_grad)
   std::vector<BufferPtr> received_; // a group's receives in flight
 };
 

@@ -187,6 +187,7 @@ private:
   void loadCost(const json &doc, Program &p) const;
   void loadStageGraph(const json &doc, Program &p) const;
   void loadLayers(const json &doc, Program &p) const;
+  void loadTies(const json &doc, Program &p) const;
   void loadRank(const json &v, int index, Program &p);
   void loadOwns(const json &owns, const JsonPath &where, const Program &p,
                 RankProgram &rp) const;
@@ -236,6 +237,7 @@ Program Loader::load(const json &doc) {
   }
   checkSize(doc, p);
   loadStageGraph(doc, p);
+  loadTies(doc, p);
   loadCost(doc, p);
   loadLayers(doc, p);
   p.makespan = toNumber(require(doc, kMakespan, top), top.key(kMakespan));
@@ -337,6 +339,37 @@ void Loader::loadLayers(const json &doc, Program &p) const {
   for (size_t s = 0; s < it->size(); ++s)
     p.layers.push_back(
         toInt((*it)[s], where.index(int64_t(s)), 1, schema::kMaxStageLayers + 1));
+}
+
+// Optional `tied`: groups of at least two distinct stages, no stage in two.
+void Loader::loadTies(const json &doc, Program &p) const {
+  p.tieOf.assign(size_t(p.stages), -1);
+  auto it = doc.find(str(schema::top::kTied));
+  if (it == doc.end())
+    return;
+  const JsonPath where = JsonPath().key(schema::top::kTied);
+  checkArray(*it, where);
+  for (size_t g = 0; g < it->size(); ++g) {
+    const JsonPath at = where.index(int64_t(g));
+    const json &group = (*it)[g];
+    checkArray(group, at);
+    if (group.size() < 2)
+      fail(at, "a tied group needs at least two stages, got " + describeValue(group));
+    std::vector<int> stages;
+    for (size_t i = 0; i < group.size(); ++i) {
+      int s = int(toInt(group[i], at.index(int64_t(i)), 0, p.stages));
+      int &tie = p.tieOf[size_t(s)];
+      if (tie == int(g))
+        fail(at.index(int64_t(i)), "stage " + std::to_string(s) + " is listed twice");
+      if (tie >= 0)
+        fail(at.index(int64_t(i)), "stage " + std::to_string(s) +
+                                       " is already tied in tied[" +
+                                       std::to_string(tie) + "]");
+      tie = int(g);
+      stages.push_back(s);
+    }
+    p.ties.push_back(std::move(stages));
+  }
 }
 
 void Loader::loadCost(const json &doc, Program &p) const {
@@ -534,6 +567,13 @@ Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
       fail(at(schema::kRoot), "rank " + std::to_string(op.root) +
                                   " is not in the members " +
                                   listString(p.groups[size_t(op.group)]));
+    break;
+  case OpKind::TiedGrad:
+    if (p.ties.empty())
+      fail(at(schema::kTie), "the program ties no stages (it has no 'tied')");
+    op.tie = int32_t(intOf(schema::kTie, 0, int64_t(p.ties.size())));
+    op.group = internGroup(field(schema::kMembers), at(schema::kMembers), rank, p);
+    op.bytes = intOf(schema::kBytes, 0, kNoUpperBound);
     break;
   case OpKind::Group: {
     const json &ops = field(schema::kOps);

@@ -94,6 +94,7 @@ int referenceOnly(const Options &o, int rank) {
   int B = o.microbatches;
   StageGraph graph = StageGraph::chain(o.stages);
   std::vector<int64_t> layers;
+  Ties ties;
   if (!o.program.empty()) {
     Program p = loadProgram(o.program, -1);
     B = p.microbatches;
@@ -101,12 +102,13 @@ int referenceOnly(const Options &o, int rank) {
     layers = p.layers;
     if (std::string why = layersSupport(o, layers); !why.empty())
       throw std::runtime_error(why);
+    ties = p.ties;
   }
   if (rank != 0)
     return 0;
   std::unique_ptr<Model> model = makeModel(o, graph.stages(), layers);
   ReferenceResult ref =
-      runReference(*model, graph, dataSpec(o, B), optimizerConfig(o), o.steps);
+      runReference(*model, graph, dataSpec(o, B), optimizerConfig(o), o.steps, {}, ties);
   for (int t = 0; t < o.steps; ++t)
     std::printf("step %d: loss %.6f (reference)\n", t + 1, ref.losses[t]);
   return 0;
@@ -210,6 +212,7 @@ int trainOn(const Options &o, const Program &program, Model &model, int rank,
   config.data = dataSpec(o, program.microbatches);
   config.failRank = o.failRank;
   config.failAtOp = o.failAtOp;
+  config.skipTiedGrad = o.skipTiedGrad;
   config.jacobians = *bppsa::storageNamed(o.jacobians);
   Executor executor(program, rank, model, backend, config);
 
@@ -396,6 +399,8 @@ int run(int argc, char **argv, int rank, int size) {
   std::unique_ptr<Model> model;
   try {
     model = makeModel(o, program.stages, program.layers);
+    if (!program.ties.empty())
+      checkTiesSupported(*model, program.ties);
   } catch (const std::exception &e) {
     error = std::string("pipeline-run: ") + e.what();
   }

@@ -13,7 +13,7 @@ namespace sched = pipesched::scheduling;
 
 // Payload::what: the tensor kind of a transfer (0 act, 1 grad, 2 scan, as
 // TensorKind), weights, or the kind of a collective.
-enum What : int32_t { kWeights = 3, kAllreduce = 4, kReduce = 5 };
+enum What : int32_t { kWeights = 3, kAllreduce = 4, kReduce = 5, kTied = 6 };
 
 std::string ordinal(size_t n) {
   const char *suffix = "th";
@@ -77,8 +77,10 @@ private:
           step.kind = sched::ProgramStep::Collective;
           const std::vector<int> &members = p_.groups[size_t(op.group)];
           step.members.assign(members.begin(), members.end());
-          step.payload.what = op.kind == OpKind::AllreduceGrad ? kAllreduce : kReduce;
-          step.payload.stage = op.stage;
+          step.payload.what = op.kind == OpKind::AllreduceGrad ? kAllreduce
+                              : op.kind == OpKind::ReduceGrad  ? kReduce
+                                                               : kTied;
+          step.payload.stage = op.kind == OpKind::TiedGrad ? op.tie : op.stage;
           step.payload.bytes = op.bytes;
           step.payload.root = op.root;
           step.id = remember(ref);

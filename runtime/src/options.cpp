@@ -45,6 +45,9 @@ running:
                          the transfer time, as a cost file for the compiler
   --fail-rank R --fail-at-op N
                          rank R exits with status 3 before its op N (first step)
+  --skip-tied-grad       fault injection: run no tied_grad, so that each copy of
+                         a tied weight steps with its own stage's gradient only
+                         (--verify must then fail)
 checking:
   --verify               compare the final weights and losses with a sequential
                          reference, and replicas with each other
@@ -180,6 +183,7 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       {"--verify", &o.verify},
       {"--reference-only", &o.referenceOnly},
       {"--check", &o.check},
+      {"--skip-tied-grad", &o.skipTiedGrad},
       {"--help", &o.help},
       {"-h", &o.help},
   };

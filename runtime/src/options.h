@@ -27,6 +27,7 @@ struct Options {
   double setupTimeout = -1; // < 0: max(120, timeout)
   int failRank = -1;
   int64_t failAtOp = -1;
+  bool skipTiedGrad = false; // fault injection: run no tied_grad
   std::string timeline;
   std::string trace;   // --trace: Chrome trace of the measured timeline
   std::string profile; // --profile: the measured cost file

@@ -103,6 +103,14 @@ std::string describe(const Program &program, const Op &op) {
     if (op.group >= 0 && size_t(op.group) < program.groups.size())
       os << " over " << listString(program.groups[op.group]);
     break;
+  case OpKind::TiedGrad:
+    os << " (tie " << op.tie;
+    if (op.tie >= 0 && size_t(op.tie) < program.ties.size())
+      os << ": stages " << listString(program.ties[size_t(op.tie)]);
+    os << ")";
+    if (op.group >= 0 && size_t(op.group) < program.groups.size())
+      os << " over " << listString(program.groups[op.group]);
+    break;
   case OpKind::Group:
     os << " of " << op.count << " ops";
     break;

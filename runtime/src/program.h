@@ -34,6 +34,7 @@ struct Op {
   int32_t peer = -1;       // point-to-point
   int32_t root = -1;       // reduce_grad
   int32_t group = -1;      // collectives: index into Program::groups
+  int32_t tie = -1;        // tied_grad: index into Program::ties
   int64_t tag = -1;
   int64_t bytes = 0;   // from the compiler's cost model, checked not used
   int64_t tensor = -1; // send / recv: the tensor id
@@ -90,6 +91,10 @@ struct Program {
   // docs/partition.md); empty: --layers-per-stage for every stage.
   std::vector<int64_t> layers;
   std::vector<std::vector<int>> groups; // distinct collective groups, sorted
+  // Groups of stages sharing one weight tensor (`tied`, ties.h), and per
+  // stage its group (-1: none).
+  std::vector<std::vector<int>> ties;
+  std::vector<int> tieOf;
   std::vector<RankProgram> ranks;
 
   bool scanned() const { return scanTensors > 0; }

@@ -62,25 +62,28 @@ double referenceStep(Model &model, const StageGraph &graph, const DataSpec &data
 
 ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSpec &data,
                              const OptimizerConfig &optimizer, int steps,
-                             const std::function<void()> &progress) {
+                             const std::function<void()> &progress, const Ties &ties) {
   const int S = model.shape().stages;
   ReferenceResult result;
   result.params.resize(static_cast<size_t>(S));
   std::vector<std::vector<float>> grads(static_cast<size_t>(S));
   std::vector<OptimizerState> states(static_cast<size_t>(S));
+  const std::vector<int> tieOf = tieOfStages(S, ties);
   for (int s = 0; s < S; ++s) {
     result.params[size_t(s)].resize(size_t(model.numParams(s)));
-    model.init(s, result.params[size_t(s)].data());
+    initTiedParams(model, ties, tieOf, s, result.params[size_t(s)].data());
     grads[size_t(s)].assign(result.params[size_t(s)].size(), 0.0f);
   }
   for (int step = 0; step < steps; ++step) {
     result.losses.push_back(referenceStep(model, graph, data, step, result.params, grads,
                                            progress));
+    sumTiedGradients(model, ties, grads);
     for (int s = 0; s < S; ++s) {
       applyOptimizer(optimizer, states[size_t(s)], result.params[size_t(s)].data(),
                      grads[size_t(s)].data(), grads[size_t(s)].size());
       std::fill(grads[size_t(s)].begin(), grads[size_t(s)].end(), 0.0f);
     }
+    shareTiedParams(model, ties, result.params);
   }
   return result;
 }

@@ -12,6 +12,7 @@
 #include "model.h"
 #include "optimizer.h"
 #include "stage_graph.h"
+#include "ties.h"
 
 #include <functional>
 #include <vector>
@@ -34,8 +35,11 @@ double referenceStep(Model &model, const StageGraph &graph, const DataSpec &data
                      const std::function<void()> &progress = {});
 
 // `steps` steps, each followed by the optimizer.
+// With `ties` (groups of stages sharing one weight tensor, ties.h) the
+// tensor is one parameter: its gradient the sum of all its uses.
 ReferenceResult runReference(Model &model, const StageGraph &graph, const DataSpec &data,
                              const OptimizerConfig &optimizer, int steps,
-                             const std::function<void()> &progress = {});
+                             const std::function<void()> &progress = {},
+                             const Ties &ties = {});
 
 } // namespace pipesched::runtime

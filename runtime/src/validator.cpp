@@ -54,6 +54,7 @@ private:
   void trackGradient(const RankProgram &rp, const Op &op, const OpRef &ref);
   void checkGradients(const RankProgram &rp);
   void checkTags() const;
+  void checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &ref);
 
   const Program &p_;
   const ValidateOptions &options_;
@@ -63,6 +64,7 @@ private:
   std::vector<WeightState> weights_; // stage -> fetched copy on this rank
   std::vector<GradientUse> uses_;    // stage -> this rank's gradient use
   std::vector<int> touched_;         // stages whose entries are set
+  std::vector<int32_t> tiedAt_;      // tie -> this rank's tied_grad (-1: none)
 };
 
 // Each forward, backward (and backward_weight when split) runs exactly once
@@ -179,6 +181,7 @@ void Validator::checkRank(const RankProgram &rp) {
     uses_[size_t(s)] = GradientUse();
   }
   touched_.clear();
+  tiedAt_.assign(p_.ties.size(), -1);
   auto touch = [&](int s) {
     if (!uses_[size_t(s)].touched) {
       uses_[size_t(s)].touched = true;
@@ -221,7 +224,15 @@ void Validator::checkRank(const RankProgram &rp) {
     case OpKind::OptimizerStep:
       if (!rp.ownsStage(op.stage))
         fail(ref, describe(p_, op) + ": " + rankName + " does not own stage " + s());
+      if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
+        fail(ref, describe(p_, op) + " is not preceded by " + rankName +
+                      "'s tied_grad (tie " + std::to_string(tie) +
+                      "): stage " + s() +
+                      " would step without the summed gradient of its tied weight");
       trackGradient(rp, op, ref);
+      break;
+    case OpKind::TiedGrad:
+      checkTiedGrad(rp, op, ref);
       break;
     case OpKind::ReduceGrad:
       if (!p_.ranks[size_t(op.root)].ownsStage(op.stage))
@@ -302,6 +313,11 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
   if (isWeightGradient(op.kind)) {
     if (use.optimizerStep >= 0)
       before("weight gradient");
+    if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] >= 0)
+      fail(ref, describe(p_, op) + " adds to tied stage " + std::to_string(op.stage) +
+                    "'s weight gradient after rank " + std::to_string(rp.rank) +
+                    "'s tied_grad (" + OpRef{ref.rank, tiedAt_[size_t(tie)], -1}.str() +
+                    "): its contribution would be lost");
     if (use.wgradSinceCollective < 0)
       use.wgradSinceCollective = ref.op;
   } else if (isCollective(op.kind)) {
@@ -338,10 +354,54 @@ void Validator::checkGradients(const RankProgram &rp) {
                   "would be lost");
   }
   for (int s : rp.owns)
+    if (int tie = p_.tieOf[size_t(s)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
+      fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns tied stage " +
+           std::to_string(s) + " but runs no tied_grad (tie " + std::to_string(tie) +
+           "): its copy of the tied weight would miss the other stages' gradients");
+  for (int s : rp.owns)
     if (uses_[size_t(s)].optimizerStep < 0)
       fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns stage " +
            std::to_string(s) + " but runs no optimizer_step (s=" + std::to_string(s) +
            "): every owner applies the stage's gradient once per step");
+}
+
+// A tied reduction: once per rank and tie; its members are every owner of
+// the tie's stages, or the rank alone where every such owner owns every
+// stage of the tie (each then holds all of the tensor's gradients); after
+// the gradient reductions of the stages the rank owns, before their steps.
+void Validator::checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &ref) {
+  const std::string rankName = "rank " + std::to_string(rp.rank);
+  const std::vector<int> &stages = p_.ties[size_t(op.tie)];
+  if (tiedAt_[size_t(op.tie)] >= 0)
+    fail(ref, describe(p_, op) + " runs twice on " + rankName + " (first at " +
+                  OpRef{ref.rank, tiedAt_[size_t(op.tie)], -1}.str() + ")");
+  tiedAt_[size_t(op.tie)] = ref.op;
+  std::vector<int> owners;
+  bool everyOwnerOwnsAll = true;
+  for (const RankProgram &other : p_.ranks) {
+    int owned = 0;
+    for (int s : stages)
+      owned += other.ownsStage(s);
+    if (owned > 0)
+      owners.push_back(other.rank);
+    everyOwnerOwnsAll = everyOwnerOwnsAll && (owned == 0 || owned == int(stages.size()));
+  }
+  const std::vector<int> &members = p_.groups[size_t(op.group)];
+  const bool local = members.size() == 1 && everyOwnerOwnsAll;
+  if (members != owners && !local)
+    fail(ref, describe(p_, op) + ": the members must be the owners of the tied stages, " +
+                  listString(owners) +
+                  (everyOwnerOwnsAll ? " (or the rank alone: each owns every one)" : ""));
+  for (int s : stages) {
+    if (!rp.ownsStage(s))
+      continue;
+    const GradientUse &use = uses_[size_t(s)];
+    if (use.optimizerStep >= 0)
+      fail(OpRef{ref.rank, use.optimizerStep, -1},
+           describe(p_, rp.ops[size_t(use.optimizerStep)]) + " comes before " +
+               describe(p_, op) + " at " + ref.str() +
+               ", whose summed tied gradient it would miss");
+  }
 }
 
 // Tags are unique per message in a step (both ends carry the same, which

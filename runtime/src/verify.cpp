@@ -4,6 +4,7 @@
 #include "agreement.h"
 #include "poll_backoff.h"
 #include "reference.h"
+#include "ties.h"
 #include "verify_metric.h"
 
 #include <algorithm>
@@ -151,10 +152,29 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
       }
     }
   }
+  // The copies of a tied weight are one parameter: bitwise equal.
+  for (size_t g = 0; g < p.ties.size() && rank == 0; ++g) {
+    const std::vector<int> &stages = p.ties[g];
+    const ParamTensor first = tiedTensor(model, stages, stages[0]);
+    size_t differ = 0;
+    for (size_t k = 1; k < stages.size(); ++k) {
+      const ParamTensor t = tiedTensor(model, stages, stages[k]);
+      for (int64_t i = 0; i < first.size; ++i)
+        differ += std::memcmp(&lowest[size_t(stages[0])][size_t(first.offset + i)],
+                              &lowest[size_t(stages[k])][size_t(t.offset + i)],
+                              sizeof(float)) != 0;
+    }
+    std::printf("verify: tied weight of stages %s: %zu of %lld copied parameters differ "
+                "from stage %d's: %s\n",
+                listString(stages).c_str(), differ,
+                (long long)(first.size * int64_t(stages.size() - 1)), stages[0],
+                differ ? "FAILED" : "OK");
+    ok = ok && differ == 0;
+  }
   if (rank == 0) {
     Heartbeat heartbeat(world, in.timeout);
     ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps,
-                                       [&] { heartbeat.beat(); });
+                                       [&] { heartbeat.beat(); }, p.ties);
     double lossErr = 0;
     int badLosses = 0;
     for (int t = 0; t < in.steps; ++t) {

@@ -251,3 +251,89 @@ TEST(CommPlan, RandomPlacementsVerify) {
     ASSERT_EQ(plan.verify(p), "") << "trial " << trial;
   }
 }
+
+TEST(CommPlan, TiedStagesOnTwoWorkersSumAcrossThem) {
+  CommProblem p = gpipe(2, 2, 2);
+  p.tiedGroups = {{0, 1}};
+  ASSERT_EQ(p.check(), "");
+  CommPlan plan = planCommunication(p);
+  EXPECT_EQ(plan.verify(p), "");
+  ASSERT_EQ(plan.tied.size(), 1u);
+  EXPECT_EQ(plan.tied[0].members, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(plan.tied[0].bytes, 256);
+  // Each worker ends with the tied reduction, then its optimizer step.
+  for (const std::vector<PlanOp> &program : plan.programs) {
+    ASSERT_GE(program.size(), 2u);
+    EXPECT_EQ(program[program.size() - 2].kind, PlanOp::TiedGrad);
+    EXPECT_EQ(program.back().kind, PlanOp::OptimizerStep);
+  }
+  Traffic t = accountTraffic(p, plan);
+  EXPECT_EQ(t.tiedReductions, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(t.tiedBytes, (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(t.sentBytes, (std::vector<int64_t>{128 + 256, 128 + 256}));
+}
+
+TEST(CommPlan, TiedStagesOwnedTogetherSumLocally) {
+  // DDP: microbatch b on worker b, every worker a replica of every stage.
+  auto byMicrobatch = [](int64_t, int64_t b, Direction) { return int32_t(b); };
+  CommProblem p = chain(2, 2, 2, byMicrobatch, byMicrobatch);
+  p.tiedGroups = {{1, 0}};
+  ASSERT_EQ(p.check(), "");
+  CommPlan plan = planCommunication(p);
+  EXPECT_EQ(plan.verify(p), "");
+  ASSERT_EQ(plan.tied.size(), 2u);
+  EXPECT_EQ(plan.tied[0].members, (std::vector<int32_t>{0}));
+  EXPECT_EQ(plan.tied[1].members, (std::vector<int32_t>{1}));
+  for (const std::vector<PlanOp> &program : plan.programs) {
+    EXPECT_EQ(count(program, PlanOp::Collective), 2); // the stages' all-reduces
+    EXPECT_EQ(count(program, PlanOp::TiedGrad), 1);
+    EXPECT_EQ(program[program.size() - 3].kind, PlanOp::TiedGrad);
+  }
+  Traffic t = accountTraffic(p, plan);
+  EXPECT_EQ(t.tiedReductions, (std::vector<int64_t>{0, 0}));
+}
+
+TEST(CommPlan, VerifyRefusesAnOptimizerStepBeforeTheTiedReduction) {
+  CommProblem p = gpipe(2, 2, 2);
+  p.tiedGroups = {{0, 1}};
+  CommPlan plan = planCommunication(p);
+  std::vector<PlanOp> &program = plan.programs[0];
+  std::swap(program[program.size() - 2], program.back());
+  EXPECT_EQ(plan.verify(p).rfind("worker 0, op ", 0), 0u);
+  EXPECT_NE(plan.verify(p).find("optimizer step of tied stage 0 before its "
+                                "tied reduction"),
+            std::string::npos);
+}
+
+TEST(CommPlan, CheckRefusesInvalidTies) {
+  CommProblem p = gpipe(2, 1, 2);
+  p.tiedGroups = {{0}};
+  EXPECT_EQ(p.check(), "tied group 0 has fewer than two stages");
+  p.tiedGroups = {{0, 2}};
+  EXPECT_EQ(p.check(), "tied group 0 names stage 2, outside [0, 2)");
+  p.tiedGroups = {{0, 1}, {1, 0}};
+  EXPECT_EQ(p.check(), "stage 1 is tied twice");
+}
+
+TEST(CommPlan, VerifyRefusesAWeightGradientAfterTheTiedReduction) {
+  CommProblem p = gpipe(2, 2, 2);
+  p.tiedGroups = {{0, 1}};
+  CommPlan plan = planCommunication(p);
+  std::vector<PlanOp> &program = plan.programs[1];
+  size_t tie = 0, last = 0;
+  for (size_t i = 0; i < program.size(); ++i) {
+    if (program[i].kind == PlanOp::TiedGrad)
+      tie = i;
+    if (program[i].kind == PlanOp::Job &&
+        p.jobs[program[i].index].direction == Direction::Backward)
+      last = i;
+  }
+  ASSERT_LT(last, tie);
+  PlanOp moved = program[tie];
+  program.erase(program.begin() + tie);
+  program.insert(program.begin() + last, moved);
+  EXPECT_NE(plan.verify(p).find("computes a weight gradient of tied stage 1 "
+                                "after its tied reduction"),
+            std::string::npos)
+      << plan.verify(p);
+}

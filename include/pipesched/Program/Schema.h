@@ -20,6 +20,9 @@ namespace pipesched::program {
 inline constexpr std::string_view kFormat = "pipesched-program";
 /// Version 2: ops list the tensors they read and write; the stage graph is
 /// always explicit (an empty list means independent stages, not the chain).
+/// Extended without a bump by optional fields a writer leaves out when
+/// unused (`tied` and its `tied_grad` op among them): a reader that does
+/// not know one refuses it as an unknown field or op.
 inline constexpr int64_t kVersion = 2;
 
 /// The fields of the document's top level, in the order the writer emits.
@@ -29,6 +32,7 @@ inline constexpr std::string_view kFormatField = "format", kVersion = "version",
                                   kMicrobatches = "microbatches",
                                   kWorkers = "workers",
                                   kStageGraph = "stage_graph",
+                                  kTied = "tied",
                                   kSplitBackward = "split_backward",
                                   kCost = "cost", kMakespan = "makespan",
                                   kReplayedMakespan = "replayed_makespan",
@@ -36,15 +40,16 @@ inline constexpr std::string_view kFormatField = "format", kVersion = "version",
                                   kLayers = "layers", kRanks = "ranks";
 inline constexpr std::string_view kAll[] = {
     kFormatField, kVersion,  kStages,       kMicrobatches,
-    kWorkers,     kStageGraph, kSplitBackward, kCost,
+    kWorkers,     kStageGraph, kTied, kSplitBackward, kCost,
     kMakespan,    kReplayedMakespan, kScanTensors, kLayers, kRanks};
 /// Fields a document may omit (older writers did not know them).
 /// `replayed_makespan`: the programs' time replayed with rendezvous
-/// transfers (the compiler's prediction), in ticks. `layers`: the model's
-/// layer count per stage (a partition, docs/partition.md), one count in
-/// [1, kMaxStageLayers] per stage; absent: the runtime's
-/// --layers-per-stage for every stage.
-inline constexpr std::string_view kOptional[] = {kReplayedMakespan,
+/// transfers (the compiler's prediction), in ticks. `tied`: groups of
+/// stages sharing one weight tensor, `[[0, 3], ...]` (absent: none).
+/// `layers`: the model's layer count per stage (a partition,
+/// docs/partition.md), one count in [1, kMaxStageLayers] per stage;
+/// absent: the runtime's --layers-per-stage for every stage.
+inline constexpr std::string_view kOptional[] = {kTied, kReplayedMakespan,
                                                  kScanTensors, kLayers};
 } // namespace top
 /// The most layers a stage may have (pipeline-run's --layers-per-stage
@@ -88,11 +93,13 @@ enum Field : uint32_t {
   kMembers = 1u << 11,   ///< sorted ranks of a collective
   kOps = 1u << 12,       ///< the ops of a group
   kProduct = 1u << 13,   ///< "jv" or "jj": what a combine makes
+  kTie = 1u << 14,       ///< a tied_grad's group: an index into `tied`
 };
-inline constexpr int kNumFields = 14;
+inline constexpr int kNumFields = 15;
 inline constexpr std::string_view kFieldNames[kNumFields] = {
     "op",   "stage", "microbatch", "start", "end",     "reads", "writes",
-    "peer", "tag",   "bytes",      "root",  "members", "ops",   "product"};
+    "peer", "tag",   "bytes",      "root",  "members", "ops",   "product",
+    "tie"};
 
 constexpr std::string_view fieldName(Field f) {
   for (int i = 0; i < kNumFields; ++i)
@@ -117,8 +124,9 @@ enum class OpKind : uint8_t {
   LossGrad,
   Jacobian,
   Combine,
+  TiedGrad,
 };
-inline constexpr int kNumOpKinds = 15;
+inline constexpr int kNumOpKinds = 16;
 
 /// An op kind: its name, the fields it requires and those it may omit.
 struct OpSchema {
@@ -171,6 +179,7 @@ inline constexpr OpSchema kOpSchemas[kNumOpKinds] = {
      kOp | kStage | kMicrobatch | kReads | kWrites, kStart | kEnd},
     {OpKind::Combine, "combine",
      kOp | kStage | kMicrobatch | kReads | kWrites | kProduct, kStart | kEnd},
+    {OpKind::TiedGrad, "tied_grad", kOp | kTie | kMembers | kBytes},
 };
 
 constexpr const OpSchema &opSchema(OpKind kind) {
@@ -202,8 +211,11 @@ constexpr bool isPointToPoint(OpKind k) {
 constexpr bool isOutgoing(OpKind k) {
   return k == OpKind::Send || k == OpKind::SendWeights;
 }
+/// Ops that every member of `members` calls (a tied_grad of one member
+/// sums locally).
 constexpr bool isCollective(OpKind k) {
-  return k == OpKind::AllreduceGrad || k == OpKind::ReduceGrad;
+  return k == OpKind::AllreduceGrad || k == OpKind::ReduceGrad ||
+         k == OpKind::TiedGrad;
 }
 
 //===----------------------------------------------------------------------===//

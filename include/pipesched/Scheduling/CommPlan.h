@@ -17,7 +17,11 @@
 //  - per stage, after its last weight-gradient job, a reduction over every
 //    worker that owns its weights or computed a gradient of it (an
 //    all-reduce with several owners, a reduce onto the single owner
-//    otherwise), then an optimizer step on every owner.
+//    otherwise), then an optimizer step on every owner;
+//  - per group of tied stages (stages sharing one weight tensor), after the
+//    reductions of its stages, a tied reduction over the owners of the
+//    group's stages (local on an owner that owns every stage of the group),
+//    and only then the optimizer steps of those stages.
 //
 // Order. Every worker meets its communication in one global order of keys
 // (time, class, id): both ends of a message share a key, all members of a
@@ -66,6 +70,9 @@ struct CommProblem {
   Direction gradientJob = Direction::Backward;
   int64_t prefetchDepth = 1;
   int64_t actBytes = 0, weightBytes = 0;
+  /// Groups of stages that share one weight tensor (each of at least two
+  /// distinct stages, no stage in two groups).
+  std::vector<std::vector<int64_t>> tiedGroups;
 
   /// Checks the input: workers and stages in range, positions a
   /// permutation per worker, times ordered, edges in range and respected by
@@ -91,6 +98,15 @@ struct Reduction {
   bool isAllReduce() const { return owners.size() > 1; }
 };
 
+/// The gradient reduction of a tied weight: sums the tensor's gradient over
+/// `members` (the owners of the group's stages; one member: an owner of
+/// every stage of the group, which sums locally).
+struct TiedReduction {
+  int64_t tie;                  ///< index into CommProblem::tiedGroups
+  std::vector<int32_t> members; ///< sorted
+  int64_t bytes;
+};
+
 /// One entry of a worker's program.
 struct PlanOp {
   enum Kind : uint8_t {
@@ -100,6 +116,7 @@ struct PlanOp {
     ReleaseWeights, ///< index: the stage
     Collective,     ///< index: the reduction (only with several members)
     OptimizerStep,  ///< index: the reduction
+    TiedGrad,       ///< index: the tied reduction
   } kind;
   uint32_t index;
   /// Point-to-point ops of one group share an id >= 0 (per worker).
@@ -109,6 +126,7 @@ struct PlanOp {
 struct CommPlan {
   std::vector<Message> messages;      ///< in tag order
   std::vector<Reduction> reductions;  ///< in the global collective order
+  std::vector<TiedReduction> tied;    ///< in tie order
   std::vector<std::vector<PlanOp>> programs;  ///< per worker
   std::vector<std::vector<int64_t>> owns;     ///< per worker, sorted stages
 
@@ -132,6 +150,9 @@ struct Traffic {
   std::vector<int64_t> sentBytes, receivedBytes;
   std::vector<int64_t> activationsReceived, gradientsReceived,
       weightFetches, scanReceived;
+  /// Tied reductions with at least two members that the worker takes part
+  /// in, and their bytes (the cost's `weights` each).
+  std::vector<int64_t> tiedReductions, tiedBytes;
 };
 Traffic accountTraffic(const CommProblem &problem, const CommPlan &plan);
 

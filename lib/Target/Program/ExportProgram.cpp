@@ -229,6 +229,12 @@ void ProgramWriter::writeOp(llvm::json::OStream &json, Operation *op) {
           name(OpKind::OptimizerStep);
           field(schema::kStage, o.getStage());
         })
+        .Case([&](TiedGradOp o) {
+          name(OpKind::TiedGrad);
+          field(schema::kTie, o.getTie());
+          members(o.getMembers());
+          field(schema::kBytes, o.getBytes());
+        })
         .Case([&](GroupOp o) {
           name(OpKind::Group);
           json.attributeArray(str(schema::fieldName(schema::kOps)), [&] {
@@ -269,6 +275,15 @@ void ProgramWriter::writeHeader(llvm::json::OStream &h) {
         edge(s, s + 1);
     }
   });
+  // Optional: written only where the step ties weights (older readers).
+  if (TiedAttr tied = step.getTiedAttr())
+    h.attributeArray(str(top::kTied), [&] {
+      for (ArrayRef<int64_t> group : tied.getGroups())
+        h.array([&] {
+          for (int64_t s : group)
+            h.value(s);
+        });
+    });
   h.attribute(str(top::kSplitBackward), cost.isSplitBackward());
   auto perStage = [&](std::string_view key, Direction d) {
     h.attributeArray(str(key), [&] {

@@ -49,6 +49,10 @@ public:
   void download(const Buffer &src, float *host) override;
   void copy(Buffer &dst, const Buffer &src) override;
   void add(Buffer &acc, const Buffer &x) override;
+  void copyRange(Buffer &dst, size_t dstOffset, const Buffer &src, size_t srcOffset,
+                 size_t n) override;
+  void addRange(Buffer &acc, size_t accOffset, const Buffer &x, size_t xOffset,
+                size_t n) override;
 
   void beginStep(int) override;
   void beginOp(size_t index, bool communication) override;
@@ -272,6 +276,27 @@ void CudaBackend::add(Buffer &acc, const Buffer &x) {
     return;
   computeBegin({&acc, &x});
   check(cuda::add(dev(acc).ptr, dev(x).ptr, int64_t(acc.size()), compute_), "add kernel");
+  computeEnd({&acc, &x});
+}
+
+void CudaBackend::copyRange(Buffer &dst, size_t dstOffset, const Buffer &src,
+                            size_t srcOffset, size_t n) {
+  if (!reserve(ordered(2, 1)))
+    return;
+  computeBegin({&dst, &src});
+  check(cudaMemcpyAsync(dev(dst).ptr + dstOffset, dev(src).ptr + srcOffset,
+                        n * sizeof(float), cudaMemcpyDeviceToDevice, compute_),
+        "cudaMemcpyAsync");
+  computeEnd({&dst, &src});
+}
+
+void CudaBackend::addRange(Buffer &acc, size_t accOffset, const Buffer &x, size_t xOffset,
+                           size_t n) {
+  if (!reserve(ordered(2, 1)))
+    return;
+  computeBegin({&acc, &x});
+  check(cuda::add(dev(acc).ptr + accOffset, dev(x).ptr + xOffset, int64_t(n), compute_),
+        "add kernel");
   computeEnd({&acc, &x});
 }
 

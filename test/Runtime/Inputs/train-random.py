@@ -10,7 +10,8 @@ optimizer and seed drawn from the spec's seed. The program file predicts
 how close the result must be (docs/runtime.md, "what is bitwise equal"):
 when every stage's weight-gradient jobs (backward, or backward_weight when
 split) run on one rank in microbatch order and no collective reduces the
-stage, the trained weights must be bitwise the reference's; otherwise they
+stage (a tied reduction of more than two stages across ranks counts as
+one), the trained weights must be bitwise the reference's; otherwise they
 must agree within --verify's default tolerance (normwise relative error
 1e-5 per tensor: ulp-level differences of a cross-rank sum stay ~1e-7 with
 either loss and optimizer, docs/runtime.md). Losses must agree within the
@@ -44,6 +45,13 @@ def bitwise_expected(program):
                 where.setdefault(op["stage"], []).append((rank["rank"], op["microbatch"]))
             elif op["op"] in ("allreduce_grad", "reduce_grad"):
                 reduced.add(op["stage"])
+            elif op["op"] == "tied_grad":
+                # A sum across ranks in the reference's order only with two
+                # stages on two members (a + b on both), or on one member
+                # (its stages in the tie's order).
+                tie = program["tied"][op["tie"]]
+                if len(op["members"]) > 1 and len(tie) > 2:
+                    reduced.update(tie)
     for s in range(program["stages"]):
         jobs = where.get(s, [])
         if s in reduced or len({r for r, _ in jobs}) != 1:

@@ -5,7 +5,7 @@
       N random affine schemes (compute and weights maps, priority policies,
       split backwards) from one fixed seed, separated by '// -----'.
 
-  random-schemes.py --named [--train] [--out DIR] SEED...
+  random-schemes.py --named [--train] [--tied] [--out DIR] SEED...
       One spec per seed (a seed is N or a range N-M), each drawn from
       random.Random(seed) alone, so that any one can be replayed by itself:
       a named strategy with random parameters that satisfy its constraints
@@ -19,7 +19,9 @@
       (W <= 4, S <= 8, B <= 8, no caps). With --out, writes DIR/seed-N.mlir;
       else prints the specs separated by '// -----'. Each spec starts with
       a '// seed N: ...' line; a '// lower-options: ...' line, when there
-      is one, gives the options for --pipeline-lower.
+      is one, gives the options for --pipeline-lower. --tied adds random
+      tied stages (`tied <[...], ...>`), drawn from a generator of their
+      own so that every other choice of a seed stays what it was.
 """
 import os
 import random
@@ -167,7 +169,25 @@ def cost(rng, name, S):
     return "cost <" + ", ".join(fields) + ">", act
 
 
-def named_scheme(seed, train):
+def tied_groups(seed, S):
+    """'' or a `tied <...>` of one or two disjoint groups of at least two
+    stages each, from random.Random(seed) apart from the spec's generator."""
+    rng = random.Random(f"tied-{seed}")
+    if S < 2 or rng.random() < 0.2:
+        return ""
+    stages = list(range(S))
+    rng.shuffle(stages)
+    groups = []
+    while len(stages) >= 2 and len(groups) < 2:
+        size = rng.randint(2, min(3, len(stages)))
+        groups.append(stages[:size])
+        stages = stages[size:]
+        if rng.random() < 0.5:
+            break
+    return "tied <" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + ">"
+
+
+def named_scheme(seed, train, tied=False):
     rng = random.Random(seed)
     name = rng.choice(STRATEGIES)
     S, B, W, strategy = shape(rng, name, train)
@@ -178,6 +198,8 @@ def named_scheme(seed, train):
         lines.append(f"    {graph}")
     if strategy:
         lines.append(f"    strategy {strategy}")
+    if tied and tied_groups(seed, S):
+        lines.append(f"    {tied_groups(seed, S)}")
     if name == "custom" or (strategy and name not in STATIC and rng.random() < 0.15):
         lines.append(custom_maps(rng, W).rstrip("\n"))
     priority = ""
@@ -198,7 +220,7 @@ def named_scheme(seed, train):
         options.append(f"transfer-time={rng.randint(0, 2)}")
     if rng.random() < 0.3:
         options.append(f"prefetch-depth={rng.randint(0, 3)}")
-    header = f"// seed {seed}: {name}, S = {S}, B = {B}, W = {W} (random-schemes.py --named{' --train' if train else ''} {seed})\n"
+    header = f"// seed {seed}: {name}, S = {S}, B = {B}, W = {W} (random-schemes.py --named{' --train' if train else ''}{' --tied' if tied else ''} {seed})\n"
     if options:
         header += f"// lower-options: {' '.join(options)}\n"
     return header + "\n".join(lines) + "\n"
@@ -216,14 +238,15 @@ def main(argv):
         return
     argv = argv[1:]
     train = "--train" in argv
-    argv = [a for a in argv if a != "--train"]
+    tied = "--tied" in argv
+    argv = [a for a in argv if a not in ("--train", "--tied")]
     out = None
     if argv[:1] == ["--out"]:
         out, argv = argv[1], argv[2:]
         os.makedirs(out, exist_ok=True)
     specs = []
     for seed in seeds(argv):
-        spec = named_scheme(seed, train)
+        spec = named_scheme(seed, train, tied)
         if out:
             with open(os.path.join(out, f"seed-{seed}.mlir"), "w") as f:
                 f.write(spec)
