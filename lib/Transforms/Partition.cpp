@@ -9,6 +9,7 @@
 #include "pipesched/Scheduling/Partition.h"
 #include "pipesched/Transforms/LayerFile.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 
 #include <algorithm>
 
@@ -28,17 +29,14 @@ struct SchedPartition : pipesched::impl::SchedPartitionBase<SchedPartition> {
 };
 } // namespace
 
-void SchedPartition::runOnOperation() {
-  StepOp step = getOperation();
+LogicalResult pipesched::partitionStep(StepOp step, const LayerFile &file,
+                                      StringRef fileName,
+                                      int64_t memoryLimitBytes,
+                                      scheduling::PartitionMethod method) {
   auto refuse = [&](const llvm::Twine &why) {
-    step.emitOpError() << "cannot partition with '" << layers << "': " << why;
-    signalPassFailure();
+    return step.emitOpError()
+           << "cannot partition with '" << fileName << "': " << why;
   };
-  if (layers.empty()) {
-    step.emitOpError("cannot partition without a layer file: "
-                     "--sched-partition=layers=FILE");
-    return signalPassFailure();
-  }
   if (!step.isSpec())
     return refuse("the step already holds jobs: partition a spec, before "
                   "--sched-expand");
@@ -51,17 +49,13 @@ void SchedPartition::runOnOperation() {
                   "(fwd_bwd, a list of optimizer steps)");
   if (memoryLimitBytes < 0)
     return refuse("memory-limit-bytes must not be negative");
-
-  LayerFile file;
-  if (std::string error = readLayerFile(layers, file); !error.empty())
-    return refuse(error);
   bool split = old.isSplitBackward();
   if (split && !file.splitBackward)
     return refuse("the step splits its backward (bwd_w) but the layers give "
                   "no 'bwd_w'");
 
   scheduling::PartitionProblem problem;
-  problem.layers = std::move(file.layers);
+  problem.layers = file.layers;
   problem.stages = step.getStages();
   problem.inputBytes = file.inputBytes;
   problem.microbatches = step.getMicrobatches();
@@ -70,7 +64,7 @@ void SchedPartition::runOnOperation() {
   if (std::string error = problem.check(); !error.empty())
     return refuse(error);
   scheduling::PartitionResult result =
-      partition == scheduling::PartitionMethod::Uniform
+      method == scheduling::PartitionMethod::Uniform
           ? scheduling::uniformPartition(problem)
           : scheduling::partitionLayers(problem);
   if (!result.ok())
@@ -97,4 +91,22 @@ void SchedPartition::runOnOperation() {
       old.getBandwidth(), old.getOptimizer(), old.getReduce()));
   step.setLayersAttr(DenseI64ArrayAttr::get(
       step.getContext(), part.layerCounts(int64_t(problem.layers.size()))));
+  return success();
+}
+
+void SchedPartition::runOnOperation() {
+  StepOp step = getOperation();
+  if (layers.empty()) {
+    step.emitOpError("cannot partition without a layer file: "
+                     "--sched-partition=layers=FILE");
+    return signalPassFailure();
+  }
+  LayerFile file;
+  if (std::string error = readLayerFile(layers, file); !error.empty()) {
+    step.emitOpError() << "cannot partition with '" << layers
+                       << "': " << error;
+    return signalPassFailure();
+  }
+  if (failed(partitionStep(step, file, layers, memoryLimitBytes, partition)))
+    signalPassFailure();
 }

@@ -9,7 +9,9 @@
 #include "pipesched/Scheduling/ExactSchedule.h"
 #include "pipesched/Transforms/Passes.h"
 #include "pipesched/Transforms/SearchSpace.h"
+#include "pipesched/Transforms/StepPhases.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
@@ -61,6 +63,11 @@ struct SchedSearch : pipesched::impl::SchedSearchBase<SchedSearch> {
 
 private:
   FailureOr<SearchReport> search(StepOp spec);
+  /// With `layers`: the search over stage counts; prints or collects its
+  /// reports like search() and rewrites `spec` into the best.
+  LogicalResult searchStages(StepOp spec, llvm::json::Array &steps);
+  void emitReport(const SearchReport &report, const sim::SearchProblem &problem,
+                  llvm::json::Array &steps);
 };
 } // namespace
 
@@ -335,29 +342,162 @@ static llvm::json::Object reportJson(const SearchReport &r,
   return json;
 }
 
+void SchedSearch::emitReport(const SearchReport &report,
+                             const sim::SearchProblem &searched,
+                             llvm::json::Array &steps) {
+  sim::SearchProblem problem = searched;
+  problem.memoryLimit = report.memoryLimit;
+  problem.memoryLimitBytes = report.memoryLimitBytes;
+  if (format == StatsFormat::Json)
+    steps.push_back(reportJson(report, problem));
+  else
+    printReport(llvm::outs(), report, problem);
+}
+
+namespace {
+/// One stage count of a search over stage counts.
+struct StageTrial {
+  int64_t stages = 0;
+  OwningOpRef<ModuleOp> scratch; ///< holds the partitioned spec
+  StepOp spec;
+  sim::SearchProblem problem;
+  std::optional<SearchReport> report;
+  std::string error;
+  int64_t latency() const {
+    return report->outcome.results[report->outcome.ranking.front()].latency;
+  }
+};
+} // namespace
+
+LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
+  MLIRContext *ctx = &getContext();
+  LayerFile file;
+  if (std::string error = readLayerFile(layers, file); !error.empty())
+    return spec.emitOpError()
+           << "cannot partition with '" << layers << "': " << error;
+  SmallVector<int64_t> counts(stageCounts.begin(), stageCounts.end());
+  if (counts.empty())
+    for (int64_t S = 1;
+         S <= std::min<int64_t>(int64_t(file.layers.size()), 2 * spec.getWorkers());
+         ++S)
+      counts.push_back(S);
+  for (int64_t S : counts)
+    if (S < 1 || S > int64_t(file.layers.size()))
+      return spec.emitOpError()
+             << "cannot search " << S << " stages of " << file.layers.size()
+             << " layers: a stage holds at least one layer";
+
+  std::vector<StageTrial> trials;
+  for (int64_t S : counts) {
+    StageTrial &trial = trials.emplace_back();
+    trial.stages = S;
+    trial.scratch = ModuleOp::create(spec.getLoc());
+    OpBuilder builder = OpBuilder::atBlockEnd(trial.scratch->getBody());
+    trial.spec = cast<StepOp>(builder.clone(*spec.getOperation()));
+    trial.spec.setStages(S);
+    // A stage count that fails (no partition, no schedule within the
+    // limit) is reported beside the others, not as the pass's error.
+    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+      if (trial.error.empty())
+        trial.error = diag.str();
+      return success();
+    });
+    if (failed(partitionStep(trial.spec, file, layers, 0,
+                             sim::PartitionMethod::Optimal)))
+      continue;
+    trial.problem = buildSearchProblem(trial.spec);
+    FailureOr<SearchReport> report = search(trial.spec);
+    if (succeeded(report))
+      trial.report = std::move(*report);
+  }
+
+  StageTrial *best = nullptr;
+  for (StageTrial &trial : trials)
+    if (trial.report && (!best || trial.latency() < best->latency()))
+      best = &trial;
+  if (!best) {
+    InFlightDiagnostic diag = spec.emitOpError()
+                              << "has no stage count with a schedule";
+    for (const StageTrial &trial : trials)
+      diag.attachNote() << trial.stages << " stages: " << trial.error;
+    return diag;
+  }
+
+  if (format == StatsFormat::Json) {
+    llvm::json::Array tried;
+    for (StageTrial &trial : trials) {
+      llvm::json::Object entry{{"stages", trial.stages}};
+      if (trial.report) {
+        entry["latency"] = trial.latency();
+        entry["bound"] = trial.report->outcome.bound.value();
+        llvm::json::Array counts;
+        for (int64_t count : trial.spec.getLayersAttr().asArrayRef())
+          counts.push_back(count);
+        entry["layers"] = std::move(counts);
+        entry["schedule"] = candidateText(
+            trial.report->candidates[trial.report->outcome.ranking.front()]);
+      } else {
+        entry["error"] = trial.error;
+      }
+      tried.push_back(std::move(entry));
+    }
+    steps.push_back(llvm::json::Object{{"stage_counts", std::move(tried)},
+                                       {"best_stages", best->stages}});
+  } else {
+    llvm::raw_ostream &os = llvm::outs();
+    os << "sched-search over stage counts: " << file.layers.size()
+       << " layers of '" << layers << "' on " << spec.getWorkers()
+       << " workers, partitioned for each (docs/partition.md)\n";
+    for (StageTrial &trial : trials) {
+      os << llvm::formatv("  S = {0,3}: ", trial.stages);
+      if (!trial.report) {
+        os << trial.error << "\n";
+        continue;
+      }
+      os << llvm::formatv("best {0} (bound {1}), layers [", trial.latency(),
+                          trial.report->outcome.bound.value());
+      llvm::interleaveComma(trial.spec.getLayersAttr().asArrayRef(), os);
+      os << "], ";
+      printCandidate(os, trial.report->candidates
+                             [trial.report->outcome.ranking.front()]);
+      os << (&trial == best ? "  <- best" : "") << "\n";
+    }
+  }
+  emitReport(*best->report, best->problem, steps);
+
+  // The spec becomes the best stage count's partition and schedule.
+  spec.setStages(best->stages);
+  spec.setCostAttr(best->spec.getCostAttr());
+  spec.setLayersAttr(best->spec.getLayersAttr());
+  applyCandidate(spec, best->report->candidates
+                           [best->report->outcome.ranking.front()]);
+  return success();
+}
+
 void SchedSearch::runOnOperation() {
   llvm::json::Array steps;
   bool failedAny = false;
-  getOperation().walk([&](StepOp step) {
+  SmallVector<StepOp> specs;
+  getOperation().walk([&](StepOp step) { specs.push_back(step); });
+  for (StepOp step : specs) {
     if (!step.isSpec()) {
       step.emitOpError("--sched-search needs a step spec (no jobs): run it "
                        "before --sched-expand");
       failedAny = true;
-      return;
+      continue;
+    }
+    if (!layers.empty()) {
+      failedAny |= failed(searchStages(step, steps));
+      continue;
     }
     sim::SearchProblem problem = buildSearchProblem(step);
     FailureOr<SearchReport> report = search(step);
     if (failed(report)) {
       failedAny = true;
-      return;
+      continue;
     }
-    problem.memoryLimit = report->memoryLimit;
-    problem.memoryLimitBytes = report->memoryLimitBytes;
-    if (format == StatsFormat::Json)
-      steps.push_back(reportJson(*report, problem));
-    else
-      printReport(llvm::outs(), *report, problem);
-  });
+    emitReport(*report, problem, steps);
+  }
   if (failedAny)
     return signalPassFailure();
   if (format == StatsFormat::Json)

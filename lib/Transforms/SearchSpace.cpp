@@ -157,6 +157,11 @@ pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
     bases.push_back({{}, AffineMap::get(3, 0, (s + b) % W), {}, {}});
   }
   for (const SearchCandidate &base : bases) {
+    // A placement whose strategy refuses the shape has no maps to evaluate
+    // (GPipe's s floordiv (S/W) with S < W divides by zero).
+    applyCandidate(probe, base);
+    if (base.strategy && failed(verify(probe)))
+      continue;
     std::vector<MemoryCapAttr> caps = {MemoryCapAttr::get(ctx, {}, false)};
     if (problem.memoryLimitBytes >= 0 && problem.actBytes > 0) {
       // What the weights leave of the limit, in activations (at least

@@ -261,6 +261,9 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
     schedule of the step obeys (critical path, work / W, the memory-time
     bound), which of them binds, and the gap. `exact` also finds the true
     optimum of a tiny step by branch and bound over every schedule.
+    With `layers=FILE` the stage count is searched too: for each of
+    `stages` the layers are partitioned as `--sched-partition` does and the
+    schedules of that partition searched; the spec becomes the best of all.
     docs/search.md has the space, the bounds and measured gaps.
 
     ```
@@ -287,6 +290,11 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
            "Most jobs a candidate may have">,
     Option<"maxWork", "max-work", "int64_t", /*default=*/"int64_t(1) << 26",
            "Most jobs all candidates together may have (about 0.5 us each)">,
+    Option<"layers", "layers", "std::string", /*default=*/"\"\"",
+           "A layer file (docs/partition.md): search over the stage count too, "
+           "partitioning the layers for each">,
+    ListOption<"stageCounts", "stages", "int64_t",
+               "Stage counts to try with `layers` (default: 1 to min(L, 2W))">,
   ];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }

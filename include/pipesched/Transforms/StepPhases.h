@@ -11,10 +11,20 @@
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/ListScheduler.h"
+#include "pipesched/Scheduling/Partition.h"
+#include "pipesched/Transforms/LayerFile.h"
 
 #include "llvm/ADT/SmallVector.h"
 
 namespace pipesched {
+
+/// --sched-partition on a spec: groups the file's layers into the step's S
+/// stages (`method`; within `memoryLimitBytes` per stage when > 0) and
+/// writes the per-stage cost and `layers`. Errors name `fileName`.
+llvm::LogicalResult partitionStep(sched::StepOp step, const LayerFile &file,
+                                  llvm::StringRef fileName,
+                                  int64_t memoryLimitBytes,
+                                  scheduling::PartitionMethod method);
 
 /// --sched-expand on a spec: writes the strategy's cap (where the step keeps
 /// the strategy's priority and states none) and materializes the jobs.
