@@ -322,11 +322,7 @@ static llvm::json::Object reportJson(const SearchReport &r,
       {"over_limit", o.overLimit},
       {"skipped", o.pruned},
       {"seconds", r.seconds},
-      {"bound", llvm::json::Object{{"value", b.value()},
-                                   {"binding", b.binding()},
-                                   {"critical_path", b.criticalPath},
-                                   {"work", b.work},
-                                   {"memory_time", b.memoryTime}}},
+      {"bound", lowerBoundJson(b)},
       {"ranking", std::move(ranking)}};
   if (std::optional<size_t> named = bestNamed(r, problem))
     json["best_named"] = llvm::json::Object{

@@ -276,6 +276,14 @@ sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
   return result;
 }
 
+llvm::json::Object pipesched::lowerBoundJson(const sim::LowerBound &b) {
+  return llvm::json::Object{{"value", b.value()},
+                            {"binding", b.binding()},
+                            {"critical_path", b.criticalPath},
+                            {"work", b.work},
+                            {"memory_time", b.memoryTime}};
+}
+
 void pipesched::printCandidate(llvm::raw_ostream &os,
                                const SearchCandidate &c) {
   if (c.strategy)

@@ -364,12 +364,7 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"per_worker", std::move(workers)}};
   result["replayed"] = s.replayed;
   if (const std::optional<scheduling::LowerBound> &b = s.lowerBound)
-    result["lower_bound"] = llvm::json::Object{
-        {"value", b->value()},
-        {"binding", b->binding()},
-        {"critical_path", b->criticalPath},
-        {"work", b->work},
-        {"memory_time", b->memoryTime}};
+    result["lower_bound"] = lowerBoundJson(*b);
   if (s.tied) {
     int64_t messages = 0, bytes = 0;
     for (const WorkerStats &w : s.perWorker) {

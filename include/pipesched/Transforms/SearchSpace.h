@@ -12,6 +12,7 @@
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/Search.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace pipesched {
@@ -66,6 +67,10 @@ scheduling::CandidateResult evaluateCandidate(sched::StepOp spec,
                                               const SearchCandidate &candidate,
                                               mlir::Location loc,
                                               int64_t maxJobs);
+
+/// A lower bound as JSON: value, binding and each bound (--sched-search and
+/// --sched-stats print the same object).
+llvm::json::Object lowerBoundJson(const scheduling::LowerBound &bound);
 
 /// The candidate as the spec's syntax: `strategy ... [priority ...] [cap ...]`.
 void printCandidate(llvm::raw_ostream &os, const SearchCandidate &candidate);
