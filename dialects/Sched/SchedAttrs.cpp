@@ -355,12 +355,12 @@ LogicalResult TiedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   llvm::SmallDenseMap<int64_t, size_t> groupOf;
   size_t begin = 0;
   for (auto [g, size] : llvm::enumerate(sizes)) {
-    ArrayRef<int64_t> group = stages.slice(begin, size);
-    begin += size;
     if (size < 2)
       return emitError() << "tied group " << g << " has " << size
                          << " stage" << (size == 1 ? "" : "s")
                          << ": a tie needs at least two stages";
+    ArrayRef<int64_t> group = stages.slice(begin, size);
+    begin += size;
     for (int64_t s : group) {
       if (s < 0)
         return emitError() << "tied group " << g << " names stage " << s

@@ -541,6 +541,11 @@ std::string CommPlan::verify(const CommProblem &p) const {
         break;
       case PlanOp::Collective: {
         const Reduction &r = reductions[op.index];
+        // The tied sum read this stage's gradient: reducing it again would
+        // add to a copy already replaced by the sum.
+        if (tieOf[r.stage] >= 0 && tiedDone[tieOf[r.stage]])
+          return where(w, i) + "gradient reduction of tied stage " +
+                 std::to_string(r.stage) + " after its tied reduction";
         step.kind = ProgramStep::Collective;
         step.members = r.members;
         step.payload = Payload{3, r.stage, 0, 0, r.bytes,

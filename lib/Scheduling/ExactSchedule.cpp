@@ -17,7 +17,9 @@ public:
   ExactSearch(const SearchProblem &p, int64_t transfer, int64_t upperBound,
               int64_t nodeLimit)
       : transfer(transfer), best(upperBound), nodeLimit(nodeLimit),
-        memoryLimit(p.memoryLimit), workers(p.workers) {
+        memoryLimit(p.memoryLimit),
+        // n jobs use at most n workers, and unused ones are interchangeable.
+        workers(std::min(p.workers, std::max<int64_t>(1, p.numJobs()))) {
     build(p);
   }
 

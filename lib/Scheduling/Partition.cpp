@@ -155,6 +155,12 @@ std::string PartitionProblem::check() const {
     return std::to_string(stages) + " stages x " + std::to_string(L) +
            " layers make more than " + std::to_string(kMaxPartitionCells) +
            " cells of the dynamic program";
+  // The scan of each cell may not stop early (segments ruled out by the
+  // memory limit): bound the program's steps, not only its table.
+  if (stages * L * L > kMaxPartitionSteps)
+    return std::to_string(stages) + " stages x " + std::to_string(L) +
+           "^2 layers make more than " + std::to_string(kMaxPartitionSteps) +
+           " steps of the dynamic program: fewer stages or layers";
   auto bad = [](int64_t v) { return v < 0 || v >= kMaxPartitionValue; };
   auto range = [](const char *what, int64_t v) {
     return std::string(what) + " = " + std::to_string(v) + " is not in [0, 2^53)";

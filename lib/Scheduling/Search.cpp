@@ -153,6 +153,12 @@ std::vector<int64_t> activationLifetimes(const SearchProblem &p) {
   auto release = [&](size_t s) {
     return p.backward[s] + p.duration(int64_t(s), Direction::BackwardWeight);
   };
+  if (!chain && p.stages > kMaxExactLifetimeStages) {
+    for (size_t s = 0; s < S; ++s)
+      life[s] = int64_t(std::min<Wide>(Wide(p.forward[s]) + release(s),
+                                       std::numeric_limits<int64_t>::max()));
+    return life;
+  }
   if (chain) {
     // F(s) .. F(S-1), B(S-1) .. B(s+1), then B(s) (and W(s)).
     Wide tail = 0; // sum over t > s of F(t) + B(t)
@@ -213,11 +219,10 @@ LowerBound computeLowerBound(const SearchProblem &p) {
 }
 
 int64_t candidateBound(const SearchProblem &p, const LowerBound &global,
+                       const std::vector<int64_t> &life,
                        const std::vector<int32_t> &workerOf) {
   size_t W = size_t(p.workers);
   std::vector<Wide> busy(W, 0), held(W, 0);
-  std::vector<int64_t> life =
-      p.memoryLimit > 0 ? activationLifetimes(p) : std::vector<int64_t>();
   int64_t perPair = p.jobsPerPair();
   for (int64_t s = 0; s < p.stages; ++s)
     for (int64_t b = 0; b < p.microbatches; ++b)
@@ -227,7 +232,7 @@ int64_t candidateBound(const SearchProblem &p, const LowerBound &global,
         if (w < 0 || size_t(w) >= W)
           continue; // the evaluator reports it
         busy[size_t(w)] += p.duration(s, Direction(d));
-        if (d == 0 && !life.empty())
+        if (d == 0 && p.memoryLimit > 0)
           held[size_t(w)] += life[size_t(s)];
       }
   int64_t bound = global.value();

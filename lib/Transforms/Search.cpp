@@ -41,6 +41,8 @@ static constexpr llvm::StringLiteral kCandidateFile = "sched-search candidate";
 static constexpr size_t kBatch = 8;
 /// The exact solver is exponential: steps of more jobs are not tried.
 static constexpr int64_t kExactMaxJobs = 40;
+/// Runners-up ranked at most (the ranking is kept sorted by insertion).
+static constexpr int64_t kMaxTop = 1000;
 
 namespace {
 /// What one spec's search found, for printing.
@@ -63,6 +65,9 @@ struct SchedSearch : pipesched::impl::SchedSearchBase<SchedSearch> {
 
 private:
   FailureOr<SearchReport> search(StepOp spec);
+  /// Candidate jobs the search of the current spec has committed to
+  /// (max-work bounds their sum over a search's stage counts).
+  int64_t workSpent = 0;
   /// With `layers`: the search over stage counts; prints or collects its
   /// reports like search() and rewrites `spec` into the best.
   LogicalResult searchStages(StepOp spec, llvm::json::Array &steps);
@@ -101,11 +106,11 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   report.stages = spec.getStages();
   report.microbatches = spec.getMicrobatches();
   report.workers = spec.getWorkers();
-  if (memoryLimit < 0 || memoryLimitBytes < 0 || top < 1 || exactNodes < 1 ||
-      maxJobs < 1 || maxWork < 1)
-    return spec.emitOpError(
-        "--sched-search needs memory limits >= 0 and top, exact-nodes, "
-        "max-jobs and max-work >= 1");
+  if (memoryLimit < 0 || memoryLimitBytes < 0 || top < 1 || top > kMaxTop ||
+      exactNodes < 1 || maxJobs < 1 || maxWork < 1)
+    return spec.emitOpError()
+           << "--sched-search needs memory limits >= 0, top in [1, " << kMaxTop
+           << "] and exact-nodes, max-jobs and max-work >= 1";
   if (memoryLimit > 0 && memoryLimitBytes > 0)
     return spec.emitOpError(
         "--sched-search takes memory-limit or memory-limit-bytes, not both");
@@ -138,13 +143,17 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   auto start = std::chrono::steady_clock::now();
   report.candidates = enumerateCandidates(spec, problem);
   // Refused up front rather than simulated for minutes: the candidates'
-  // jobs, all of which the search may simulate.
-  if (int64_t work = int64_t(report.candidates.size()) * jobs; work > maxWork)
+  // jobs, all of which the search may simulate (over every stage count
+  // of a search over stage counts).
+  int64_t work = int64_t(report.candidates.size()) * jobs;
+  if (work > maxWork - workSpent)
     return spec.emitOpError()
            << "would simulate up to " << report.candidates.size()
            << " candidates of " << jobs << " jobs (" << work
            << " jobs), more than max-work = " << int64_t(maxWork)
+           << (workSpent ? " leaves after the stage counts before" : "")
            << " (--sched-search=max-work=N raises the limit)";
+  workSpent += work;
   // A family per strategy: equal schedules of one strategy rank once.
   std::vector<uint32_t> family;
   llvm::DenseMap<Attribute, uint32_t> familyOf;
@@ -152,6 +161,7 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
     family.push_back(
         familyOf.try_emplace(c.family(), uint32_t(familyOf.size())).first->second);
   sim::LowerBound global = sim::computeLowerBound(problem);
+  std::vector<int64_t> lifetimes = sim::activationLifetimes(problem);
   std::vector<int64_t> bounds;
   bounds.reserve(report.candidates.size());
   for (auto [i, c] : llvm::enumerate(report.candidates)) {
@@ -161,7 +171,7 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
     if (isNamed)
       report.named.push_back(i);
     bounds.push_back(isNamed ? global.value()
-                             : sim::candidateBound(problem, global,
+                             : sim::candidateBound(problem, global, lifetimes,
                                                    candidateWorkers(spec, c)));
   }
 
@@ -204,6 +214,10 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
 
   if (report.outcome.ranking.empty()) {
     bool bytes = report.memoryLimitBytes >= 0;
+    if (limit < 0)
+      return spec.emitOpError()
+             << "has no schedule: every one of its " << report.candidates.size()
+             << " candidates is stuck";
     InFlightDiagnostic diag = spec.emitOpError()
                               << "has no schedule within the memory limit of "
                               << (bytes ? report.memoryLimitBytes : limit)
@@ -229,6 +243,8 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   if (exact) {
     if (problem.overlapRatio < 1)
       report.exactSkipped = "overlapped pairs are not modelled";
+    else if (problem.memoryLimitBytes >= 0)
+      report.exactSkipped = "a limit in bytes (weights held) is not modelled";
     else if (jobs > kExactMaxJobs)
       report.exactSkipped = llvm::formatv("{0} jobs, more than {1}", jobs,
                                           kExactMaxJobs);
@@ -367,6 +383,12 @@ struct StageTrial {
 
 LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
   MLIRContext *ctx = &getContext();
+  // A tie names stages of one stage count; another count has other stages.
+  if (spec.getTiedAttr())
+    return spec.emitOpError(
+        "ties stages, which a search over stage counts would renumber: "
+        "search the stage count without ties, or search one count "
+        "without 'layers'");
   LayerFile file;
   if (std::string error = readLayerFile(layers, file); !error.empty())
     return spec.emitOpError()
@@ -482,6 +504,7 @@ void SchedSearch::runOnOperation() {
       failedAny = true;
       continue;
     }
+    workSpent = 0;
     if (!layers.empty()) {
       failedAny |= failed(searchStages(step, steps));
       continue;

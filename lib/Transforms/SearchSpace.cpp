@@ -54,11 +54,13 @@ sim::SearchProblem pipesched::buildSearchProblem(StepOp spec) {
     p.stagePreds.emplace_back(preds.begin(), preds.end());
   }
   // An overlapped pair may take less than its members: every bound scales
-  // by the smallest such ratio. Only DualPipeV overlaps (S = 2W, split).
-  if (split && p.stages == 2 * p.workers && !cost.getFwdBwd().empty()) {
+  // by the smallest such ratio (any step may carry overlapped forwards once
+  // ordered, so it is computed whenever the cost says what pairs take).
+  if (!cost.getFwdBwd().empty()) {
     int64_t maxBackward = 0;
     for (int64_t s = 0; s < p.stages; ++s)
-      maxBackward = std::max(maxBackward, p.backward[s] + p.weight[s]);
+      maxBackward = std::max(
+          maxBackward, p.backward[s] + p.duration(s, sim::Direction::BackwardWeight));
     for (int64_t s = 0; s < p.stages; ++s) {
       int64_t members = p.forward[s] + maxBackward;
       if (members > 0)
@@ -296,11 +298,16 @@ void pipesched::printCandidate(llvm::raw_ostream &os,
     os << " priority " << c.priority;
   if (c.cap) {
     os << " cap <";
-    if (c.cap.isNone())
+    ArrayRef<int64_t> limits = c.cap.getLimits();
+    if (limits.empty())
       os << "none";
-    else
-      os << (c.cap.getInBytes() ? "bytes" : "units") << " = "
-         << c.cap.getLimits().front();
+    else if (limits.size() == 1)
+      os << (c.cap.getInBytes() ? "bytes" : "units") << " = " << limits.front();
+    else {
+      os << (c.cap.getInBytes() ? "bytes" : "units") << " = [";
+      llvm::interleaveComma(limits, os);
+      os << ']';
+    }
     os << '>';
   }
 }

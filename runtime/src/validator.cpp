@@ -323,6 +323,11 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
   } else if (isCollective(op.kind)) {
     if (use.optimizerStep >= 0)
       before("summed gradient");
+    if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] >= 0)
+      fail(ref, describe(p_, op) + " reduces tied stage " + std::to_string(op.stage) +
+                    "'s gradient after rank " + std::to_string(rp.rank) + "'s tied_grad (" +
+                    OpRef{ref.rank, tiedAt_[size_t(tie)], -1}.str() +
+                    "), which already replaced it with the tied sum");
     use.lastCollective = ref.op;
     use.wgradSinceCollective = -1;
   } else if (op.kind == OpKind::OptimizerStep) {

@@ -337,3 +337,26 @@ TEST(CommPlan, VerifyRefusesAWeightGradientAfterTheTiedReduction) {
             std::string::npos)
       << plan.verify(p);
 }
+
+TEST(CommPlan, VerifyRefusesAGradientReductionAfterTheTiedReduction) {
+  // DDP: the stages' all-reduces come before the local tied sum.
+  auto byMicrobatch = [](int64_t, int64_t b, Direction) { return int32_t(b); };
+  CommProblem p = chain(2, 2, 2, byMicrobatch, byMicrobatch);
+  p.tiedGroups = {{0, 1}};
+  CommPlan plan = planCommunication(p);
+  ASSERT_EQ(plan.verify(p), "");
+  std::vector<PlanOp> &program = plan.programs[0];
+  size_t tie = 0, reduce = 0;
+  for (size_t i = 0; i < program.size(); ++i) {
+    if (program[i].kind == PlanOp::TiedGrad)
+      tie = i;
+    if (program[i].kind == PlanOp::Collective && tie == 0)
+      reduce = i;
+  }
+  ASSERT_LT(reduce, tie);
+  PlanOp moved = program[tie];
+  program.erase(program.begin() + tie);
+  program.insert(program.begin() + reduce, moved);
+  EXPECT_NE(plan.verify(p).find("after its tied reduction"), std::string::npos)
+      << plan.verify(p);
+}

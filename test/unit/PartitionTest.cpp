@@ -298,6 +298,12 @@ TEST(Partition, CheckRefusesBadInput) {
   std::vector<Layer> wide(8192, layer("x", 1, 1));
   EXPECT_EQ(problem(wide, 4096).check(),
             "4096 stages x 8192 layers make more than 16777216 cells of the dynamic program");
+  // Within the cells, but not within the steps: 65 stages of 16384 layers.
+  std::vector<Layer> deep(size_t(kMaxPartitionLayers), layer("x", 1, 1));
+  EXPECT_EQ(problem(deep, 65).check(),
+            "65 stages x 16384^2 layers make more than 17179869184 steps of the "
+            "dynamic program: fewer stages or layers");
+  EXPECT_EQ(problem(deep, 64).check(), "");
   PartitionProblem p = problem(two, 1);
   p.memoryLimitBytes = 0;
   EXPECT_EQ(p.check(), "the memory limit 0 bytes is not in [1, 2^53)");

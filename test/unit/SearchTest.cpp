@@ -104,9 +104,10 @@ TEST(SearchBounds, CandidateBoundSeesTheBusiestWorker) {
   std::vector<int32_t> workers(size_t(p.numJobs()));
   for (size_t i = 0; i < workers.size(); ++i)
     workers[i] = int32_t(i / 8); // stage 0 on worker 0, stage 1 on worker 1
-  EXPECT_EQ(candidateBound(p, global, workers), 12);
+  std::vector<int64_t> life = activationLifetimes(p);
+  EXPECT_EQ(candidateBound(p, global, life, workers), 12);
   std::fill(workers.begin(), workers.end(), 0);
-  EXPECT_EQ(candidateBound(p, global, workers), 24);
+  EXPECT_EQ(candidateBound(p, global, life, workers), 24);
 }
 
 namespace {
@@ -231,4 +232,21 @@ TEST(ExactSchedule, BoundsHoldAndTheNodeLimitIsReported) {
   }
   ExactResult cut = solveExactly(chain(4, 4, 2, 1, 2), 0, 1000, 100);
   EXPECT_FALSE(cut.proven);
+}
+
+TEST(ExactSchedule, ManyWorkersAreAsFewAsTheJobs) {
+  // 2^20 workers for 4 jobs: only 4 can be used; solved at once.
+  ExactResult r = solveExactly(chain(1, 2, int64_t(1) << 20, 1, 2), 0, 100,
+                               1 << 20);
+  EXPECT_TRUE(r.proven);
+  EXPECT_EQ(r.makespan, 3);
+  EXPECT_LT(r.nodes, 1000);
+}
+
+TEST(SearchBounds, LargeStageGraphsTakeTheShortLifetime) {
+  SearchProblem p = chain(kMaxExactLifetimeStages + 2, 1, 1, 1, 2);
+  p.stagePreds.back() = {0, kMaxExactLifetimeStages}; // not a chain
+  ASSERT_EQ(p.check(), "");
+  std::vector<int64_t> life = activationLifetimes(p);
+  EXPECT_EQ(life.front(), 3); // F + B, not the whole sweep
 }

@@ -70,6 +70,8 @@ struct Layer {
 inline constexpr int64_t kMaxPartitionLayers = int64_t(1) << 14;
 /// Stages x layers: the cells of the dynamic program's table.
 inline constexpr int64_t kMaxPartitionCells = int64_t(1) << 24;
+/// Stages x layers^2: the steps of the dynamic program (about 1 ns each).
+inline constexpr int64_t kMaxPartitionSteps = int64_t(1) << 34;
 /// Every duration and size, and the memory limit, is below this (2^53).
 inline constexpr int64_t kMaxPartitionValue = int64_t(1) << 53;
 

@@ -77,17 +77,22 @@ struct LowerBound {
 };
 
 /// The lifetime life(s) of each stage's activation, unscaled: F(s), the
-/// longest path from it to B(s), B(s), and W(s) when split.
+/// longest path from it to B(s), B(s), and W(s) when split. O(S) on a
+/// chain; O(S (S + E)) on a stage graph of up to kMaxExactLifetimeStages
+/// stages, and past that the shorter F(s) + B(s) (+ W(s)), still a bound.
 std::vector<int64_t> activationLifetimes(const SearchProblem &problem);
+inline constexpr int64_t kMaxExactLifetimeStages = 2048;
 
 /// The bounds that hold for every schedule of `problem`.
 LowerBound computeLowerBound(const SearchProblem &problem);
 
 /// A candidate's bound: the problem's, its busiest worker, and the
 /// memory-time bound of each worker over the forwards placed on it.
-/// `workerOf` holds the compute worker of every job by jobCoordIndex.
+/// `workerOf` holds the compute worker of every job by jobCoordIndex;
+/// `lifetimes` are activationLifetimes(problem), computed once.
 int64_t candidateBound(const SearchProblem &problem,
                        const LowerBound &global,
+                       const std::vector<int64_t> &lifetimes,
                        const std::vector<int32_t> &workerOf);
 
 /// What evaluating one candidate gave.
