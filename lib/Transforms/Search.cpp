@@ -57,6 +57,23 @@ struct SearchReport {
   double seconds = 0;
   std::optional<sim::ExactResult> exact;
   std::string exactSkipped;
+  /// With replay-prefetch: the ranked candidates by their fastest replay
+  /// (then latency, then the ranking), each one's replayed ticks (-1: its
+  /// lowering failed) and the prefetch depth that gave them.
+  std::vector<size_t> order;
+  llvm::DenseMap<size_t, std::pair<int64_t, int64_t>> replayed;
+
+  /// The candidates in the order shown and chosen from.
+  const std::vector<size_t> &shown() const {
+    return order.empty() ? outcome.ranking : order;
+  }
+  size_t best() const { return shown().front(); }
+  /// What the choice minimizes: the replay, or the simulated latency.
+  int64_t objective(size_t i) const {
+    if (auto it = replayed.find(i); it != replayed.end())
+      return it->second.first < 0 ? INT64_MAX : it->second.first;
+    return outcome.results[i].latency;
+  }
 };
 
 struct SchedSearch : pipesched::impl::SchedSearchBase<SchedSearch> {
@@ -65,6 +82,9 @@ struct SchedSearch : pipesched::impl::SchedSearchBase<SchedSearch> {
 
 private:
   FailureOr<SearchReport> search(StepOp spec);
+  /// Replays the ranked candidates at each replay-prefetch depth and orders
+  /// them by the fastest replay.
+  void replayRanked(StepOp spec, SearchReport &report);
   /// Candidate jobs the search of the current spec has committed to
   /// (max-work bounds their sum over a search's stage counts).
   int64_t workSpent = 0;
@@ -255,8 +275,44 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
           problem, spec.getCostOrDefault().getTransfer(), best + 1, exactNodes);
     }
   }
-  applyCandidate(spec, report.candidates[report.outcome.ranking.front()]);
+  if (!replayPrefetch.empty())
+    replayRanked(spec, report);
+  applyCandidate(spec, report.candidates[report.best()]);
   return report;
+}
+
+void SchedSearch::replayRanked(StepOp spec, SearchReport &report) {
+  MLIRContext *ctx = &getContext();
+  const std::vector<size_t> &ranked = report.outcome.ranking;
+  SmallVector<int64_t> depths(replayPrefetch.begin(), replayPrefetch.end());
+  // One replay per (candidate, depth), in parallel; a failed lowering's
+  // diagnostics are dropped (the candidate ranks last, marked).
+  std::vector<int64_t> ticks(ranked.size() * depths.size(), -1);
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &diag) {
+    auto loc = dyn_cast<FileLineColLoc>(diag.getLocation());
+    return success(loc && loc.getFilename() == kCandidateFile);
+  });
+  parallelFor(ctx, 0, ticks.size(), [&](size_t k) {
+    size_t i = ranked[k / depths.size()];
+    Location loc = FileLineColLoc::get(ctx, kCandidateFile, unsigned(i), 0);
+    FailureOr<int64_t> t = replayCandidate(
+        spec, report.candidates[i], loc, maxJobs, depths[k % depths.size()]);
+    ticks[k] = succeeded(t) ? *t : -1;
+  });
+  for (auto [r, i] : llvm::enumerate(ranked)) {
+    std::pair<int64_t, int64_t> best{-1, 0};
+    for (auto [d, depth] : llvm::enumerate(depths)) {
+      int64_t t = ticks[r * depths.size() + d];
+      if (t >= 0 && (best.first < 0 || t < best.first))
+        best = {t, depth};
+    }
+    report.replayed[i] = best;
+  }
+  report.order = ranked;
+  std::stable_sort(report.order.begin(), report.order.end(),
+                   [&](size_t a, size_t b) {
+                     return report.objective(a) < report.objective(b);
+                   });
 }
 
 static void printReport(llvm::raw_ostream &os, const SearchReport &r,
@@ -281,9 +337,13 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r,
   if (r.memoryLimit > 0)
     os << ", memory-time " << b.memoryTime;
   os << ")\n";
-  int64_t best = o.results[o.ranking.front()].latency;
+  int64_t best = o.results[r.best()].latency;
   os << llvm::formatv("  best {0}, gap {1:f1}%", best,
                       100 * gapOf(best, b.value()));
+  if (!r.replayed.empty()) {
+    auto [ticks, depth] = r.replayed.lookup(r.best());
+    os << "; replayed " << ticks << " at prefetch-depth=" << depth;
+  }
   if (std::optional<size_t> named = bestNamed(r, problem))
     os << "; best named strategy " << Attribute(r.candidates[*named].strategy)
        << " at " << o.results[*named].latency;
@@ -296,15 +356,22 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r,
        << r.exact->nodes << " nodes)\n";
   else if (!r.exactSkipped.empty())
     os << "  exact optimum not searched: " << r.exactSkipped << "\n";
-  bool bytes = r.memoryLimitBytes >= 0;
+  bool bytes = r.memoryLimitBytes >= 0, replay = !r.replayed.empty();
   os << "  rank  latency     gap  peak" << (bytes ? "       bytes" : "")
-     << "  schedule\n";
-  for (auto [k, i] : llvm::enumerate(o.ranking)) {
+     << (replay ? "  replayed  prefetch" : "") << "  schedule\n";
+  for (auto [k, i] : llvm::enumerate(r.shown())) {
     const sim::CandidateResult &c = o.results[i];
     os << llvm::formatv("  {0,4}  {1,7}  {2,5:f1}%  {3,4}  ", k + 1, c.latency,
                         100 * gapOf(c.latency, b.value()), c.peak);
     if (bytes)
       os << llvm::formatv("{0,10}  ", c.peakBytes);
+    if (replay) {
+      auto [ticks, depth] = r.replayed.lookup(i);
+      if (ticks < 0)
+        os << "    failed         -  ";
+      else
+        os << llvm::formatv("{0,8}  {1,8}  ", ticks, depth);
+    }
     printCandidate(os, r.candidates[i]);
     os << "\n";
   }
@@ -315,15 +382,20 @@ static llvm::json::Object reportJson(const SearchReport &r,
   const sim::SearchOutcome &o = r.outcome;
   const sim::LowerBound &b = o.bound;
   llvm::json::Array ranking;
-  for (auto [k, i] : llvm::enumerate(o.ranking)) {
+  for (auto [k, i] : llvm::enumerate(r.shown())) {
     const sim::CandidateResult &c = o.results[i];
-    ranking.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"rank", int64_t(k + 1)},
         {"latency", c.latency},
         {"gap", gapOf(c.latency, b.value())},
         {"peak_live", c.peak},
         {"peak_bytes", c.peakBytes},
-        {"schedule", candidateText(r.candidates[i])}});
+        {"schedule", candidateText(r.candidates[i])}};
+    if (auto it = r.replayed.find(i); it != r.replayed.end()) {
+      entry["replayed"] = it->second.first;
+      entry["prefetch_depth"] = it->second.second;
+    }
+    ranking.push_back(std::move(entry));
   }
   llvm::json::Object json{
       {"stages", r.stages},
@@ -376,7 +448,7 @@ struct StageTrial {
   std::optional<SearchReport> report;
   std::string error;
   int64_t latency() const {
-    return report->outcome.results[report->outcome.ranking.front()].latency;
+    return report->objective(report->best());
   }
 };
 } // namespace
@@ -453,7 +525,7 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
           counts.push_back(count);
         entry["layers"] = std::move(counts);
         entry["schedule"] = candidateText(
-            trial.report->candidates[trial.report->outcome.ranking.front()]);
+            trial.report->candidates[trial.report->best()]);
       } else {
         entry["error"] = trial.error;
       }
@@ -477,7 +549,7 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
       llvm::interleaveComma(trial.spec.getLayersAttr().asArrayRef(), os);
       os << "], ";
       printCandidate(os, trial.report->candidates
-                             [trial.report->outcome.ranking.front()]);
+                             [trial.report->best()]);
       os << (&trial == best ? "  <- best" : "") << "\n";
     }
   }
@@ -488,7 +560,7 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
   spec.setCostAttr(best->spec.getCostAttr());
   spec.setLayersAttr(best->spec.getLayersAttr());
   applyCandidate(spec, best->report->candidates
-                           [best->report->outcome.ranking.front()]);
+                           [best->report->best()]);
   return success();
 }
 

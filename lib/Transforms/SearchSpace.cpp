@@ -4,6 +4,7 @@
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/Saturating.h"
+#include "pipesched/Transforms/CommProblem.h"
 #include "pipesched/Transforms/StepPhases.h"
 
 #include "mlir/IR/Builders.h"
@@ -242,40 +243,74 @@ std::vector<int64_t> pipesched::heldWeightBytes(StepOp spec,
   return held;
 }
 
+namespace {
+/// A candidate simulated on a copy of the spec: the copy, its simulation
+/// problem and result (no timeline: a phase failed, its diagnostic at the
+/// copy's location, or the simulation is stuck).
+struct SimulatedCopy {
+  OwningOpRef<ModuleOp> scratch;
+  StepOp step;
+  SimulationInput input;
+  sim::SimulationResult result;
+};
+} // namespace
+
+static void simulateCopy(StepOp spec, const SearchCandidate &c, Location loc,
+                         int64_t maxJobs, SimulatedCopy &copy) {
+  OpBuilder builder(spec.getContext());
+  copy.scratch = ModuleOp::create(spec.getLoc());
+  builder.setInsertionPointToEnd(copy.scratch->getBody());
+  copy.step = cast<StepOp>(builder.clone(*spec.getOperation()));
+  copy.step->setLoc(loc);
+  applyCandidate(copy.step, c);
+  if (failed(expandStep(copy.step, maxJobs)) || failed(placeStep(copy.step)) ||
+      failed(buildSimulationInput(copy.step, {}, copy.input)))
+    return;
+  copy.result = sim::simulate(copy.input.graph, copy.input.options);
+}
+
 sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
                                                   const SearchCandidate &c,
                                                   Location loc,
                                                   int64_t maxJobs) {
   sim::CandidateResult result;
-  OpBuilder builder(spec.getContext());
-  OwningOpRef<ModuleOp> scratch = ModuleOp::create(spec.getLoc());
-  builder.setInsertionPointToEnd(scratch->getBody());
-  auto step = cast<StepOp>(builder.clone(*spec.getOperation()));
-  step->setLoc(loc);
-  applyCandidate(step, c);
-  // Diagnostics of this step are captured by the caller's handler (by the
-  // step's location); a failure here leaves the error there.
-  if (failed(expandStep(step, maxJobs)) || failed(placeStep(step)))
-    return result;
-  SimulationInput input;
-  if (failed(buildSimulationInput(step, {}, input)))
-    return result;
-  sim::SimulationResult simulated = sim::simulate(input.graph, input.options);
-  if (!simulated.timeline) {
-    result.error = simulated.error;
+  SimulatedCopy copy;
+  simulateCopy(spec, c, loc, maxJobs, copy);
+  const std::optional<sim::Timeline> &timeline = copy.result.timeline;
+  if (!timeline) {
+    result.error = copy.result.error;
     return result;
   }
   result.simulated = true;
-  result.latency = simulated.timeline->makespan;
+  result.latency = timeline->makespan;
   int64_t act = spec.getCostOrDefault().getActBytes();
   std::vector<int64_t> held = heldWeightBytes(spec, c);
-  for (auto [w, peak] : llvm::enumerate(simulated.timeline->peakLive)) {
+  for (auto [w, peak] : llvm::enumerate(timeline->peakLive)) {
     result.peak = std::max(result.peak, peak);
     result.peakBytes = std::max(
         result.peakBytes,
         sim::saturatingAdd(sim::saturatingMul(peak, act), held[w]));
   }
   return result;
+}
+
+FailureOr<int64_t> pipesched::replayCandidate(StepOp spec,
+                                              const SearchCandidate &c,
+                                              Location loc, int64_t maxJobs,
+                                              int64_t prefetchDepth) {
+  SimulatedCopy copy;
+  simulateCopy(spec, c, loc, maxJobs, copy);
+  if (!copy.result.timeline)
+    return failure();
+  applySimulation(copy.input, *copy.result.timeline);
+  // What --sched-lower-ranks plans and replays (LowerRanks.cpp).
+  FailureOr<StepCommProblem> problem = buildCommProblem(copy.step, prefetchDepth);
+  if (failed(problem) || !problem->problem.check().empty())
+    return failure();
+  sim::CommPlan plan = sim::planCommunication(problem->problem);
+  if (!plan.verify(problem->problem).empty())
+    return failure();
+  return replayRankPrograms(copy.step, *problem, plan);
 }
 
 llvm::json::Object pipesched::lowerBoundJson(const sim::LowerBound &b) {

@@ -277,17 +277,22 @@ void SchedSimulate::runOnOperation() {
     return signalPassFailure();
   }
 
+  applySimulation(jobs, *result.timeline);
+}
+
+void pipesched::applySimulation(const SimulationInput &jobs,
+                                const sim::Timeline &timeline) {
   // An overlapped pair occupies its worker from its start to its end: the
   // forward carries the whole span, the backward halves end with it (zero
   // length), so every later phase sees one job at a time per worker.
-  const sim::Timeline &timeline = *result.timeline;
   for (const std::vector<uint32_t> &list : timeline.workerOrder) {
     int64_t position = 0;
     for (uint32_t id : list) {
       for (auto [k, member] : llvm::enumerate(jobs.members[id])) {
-        member.setOrderIndex(position++);
-        member.setTimes(k == 0 ? timeline.start[id] : timeline.end[id],
-                        timeline.end[id]);
+        JobOpInterface job = member; // a handle; the op is not const
+        job.setOrderIndex(position++);
+        job.setTimes(k == 0 ? timeline.start[id] : timeline.end[id],
+                     timeline.end[id]);
       }
     }
   }

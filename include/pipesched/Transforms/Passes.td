@@ -261,6 +261,10 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
     schedule of the step obeys (critical path, work / W, the memory-time
     bound), which of them binds, and the gap. `exact` also finds the true
     optimum of a tiny step by branch and bound over every schedule.
+    With `replay-prefetch=1,2,4` the ranked candidates are lowered at each
+    prefetch depth and their rank programs replayed (rendezvous transfers,
+    weight fetches and reductions timed from the cost, as
+    `--sched-lower-ranks` records them), and ranked by the fastest replay.
     With `layers=FILE` the stage count is searched too: for each of
     `stages` the layers are partitioned as `--sched-partition` does and the
     schedules of that partition searched; the spec becomes the best of all.
@@ -295,6 +299,9 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
            "partitioning the layers for each">,
     ListOption<"stageCounts", "stages", "int64_t",
                "Stage counts to try with `layers` (default: 1 to min(L, 2W))">,
+    ListOption<"replayPrefetch", "replay-prefetch", "int64_t",
+               "Replay the ranked candidates' rank programs lowered at these "
+               "prefetch depths and rank them by the fastest replay">,
   ];
   let dependentDialects = ["::pipesched::sched::SchedDialect"];
 }

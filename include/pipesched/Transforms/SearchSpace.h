@@ -68,6 +68,15 @@ scheduling::CandidateResult evaluateCandidate(sched::StepOp spec,
                                               mlir::Location loc,
                                               int64_t maxJobs);
 
+/// The candidate's rank programs replayed (ProgramReplay.h) after lowering
+/// with `prefetchDepth`, as --sched-lower-ranks records them: transfers as
+/// rendezvous, weight fetches by the link, reductions and optimizer steps
+/// timed from the cost. Fails when a phase does (its diagnostic at `loc`).
+llvm::FailureOr<int64_t> replayCandidate(sched::StepOp spec,
+                                         const SearchCandidate &candidate,
+                                         mlir::Location loc, int64_t maxJobs,
+                                         int64_t prefetchDepth);
+
 /// A lower bound as JSON: value, binding and each bound (--sched-search and
 /// --sched-stats print the same object).
 llvm::json::Object lowerBoundJson(const scheduling::LowerBound &bound);

@@ -58,6 +58,11 @@ llvm::LogicalResult buildSimulationInput(sched::StepOp step,
                                          const SimulationOverrides &overrides,
                                          SimulationInput &input);
 
+/// Writes a verified timeline of `input` into its job ops, as
+/// --sched-simulate does: each job's `order` and `at start to end`.
+void applySimulation(const SimulationInput &input,
+                     const scheduling::Timeline &timeline);
+
 } // namespace pipesched
 
 #endif // PIPESCHED_TRANSFORMS_STEPPHASES_H
