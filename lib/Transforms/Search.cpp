@@ -43,6 +43,8 @@ static constexpr size_t kBatch = 8;
 static constexpr int64_t kExactMaxJobs = 40;
 /// Runners-up ranked at most (the ranking is kept sorted by insertion).
 static constexpr int64_t kMaxTop = 1000;
+/// Prefetch depths a search replays at most.
+static constexpr size_t kMaxReplayDepths = 4;
 
 namespace {
 /// What one spec's search found, for printing.
@@ -134,6 +136,11 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   if (memoryLimit > 0 && memoryLimitBytes > 0)
     return spec.emitOpError(
         "--sched-search takes memory-limit or memory-limit-bytes, not both");
+  if (replayPrefetch.size() > kMaxReplayDepths ||
+      llvm::any_of(replayPrefetch, [](int64_t d) { return d < 0 || d > 64; }))
+    return spec.emitOpError()
+           << "--sched-search replays at most " << kMaxReplayDepths
+           << " prefetch depths, each in [0, 64]";
   int64_t limit = memoryLimit > 0 ? int64_t(memoryLimit) : -1;
   if (memoryLimitBytes > 0) {
     int64_t act = spec.getCostOrDefault().getActBytes();
@@ -165,7 +172,9 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   // Refused up front rather than simulated for minutes: the candidates'
   // jobs, all of which the search may simulate (over every stage count
   // of a search over stage counts).
-  int64_t work = int64_t(report.candidates.size()) * jobs;
+  // A replay lowers a candidate: counted as a simulation per depth.
+  int64_t replays = int64_t(replayPrefetch.size()) * int64_t(top);
+  int64_t work = (int64_t(report.candidates.size()) + replays) * jobs;
   if (work > maxWork - workSpent)
     return spec.emitOpError()
            << "would simulate up to " << report.candidates.size()
