@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ python3 ccache
+  time # /usr/bin/time: the benchmarks' peak memory (bench/run, bench/*.sh)
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libgtest-dev libbenchmark-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin

@@ -20,6 +20,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -49,6 +50,10 @@ llvm::cl::opt<std::string> lowerOptions(
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-timing (hidden from --help with the other MLIR options): the
+  // time of parsing, of each lowering pass and of writing the program, one
+  // process (bench/run's compiler-scale table).
+  registerDefaultTimingManagerCLOptions();
   llvm::cl::HideUnrelatedOptions(category);
   pipesched::addVersionPrinter();
   llvm::cl::ParseCommandLineOptions(
@@ -76,12 +81,18 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sources, &context);
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
+  TimingScope parsing = root.nest("Parser");
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
+  parsing.stop();
   if (!module)
     return 1;
 
   PassManager pm(&context, ModuleOp::getOperationName());
   pm.enableVerifier(false);
+  pm.enableTiming(root);
   pipesched::buildLowerPipeline(pm, *options);
   if (failed(pm.run(*module)) || failed(verify(*module)))
     return 1;
@@ -92,8 +103,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   // The pipeline proved the programs already (unless told not to).
+  TimingScope emitting = root.nest("Emit program");
   if (failed(pipesched::exportProgram(*module, output->os(), /*verify=*/false)))
     return 1;
   output->keep();
+  emitting.stop();
   return 0;
 }
