@@ -52,6 +52,8 @@ struct SearchReport {
   int64_t stages = 0, microbatches = 0, workers = 0;
   /// The limit in activations, and in bytes when given so (else -1).
   int64_t memoryLimit = -1, memoryLimitBytes = -1;
+  /// What was searched (shape, durations, limits): what `fits` judges by.
+  sim::SearchProblem problem;
   std::vector<SearchCandidate> candidates;
   sim::SearchOutcome outcome;
   /// The named strategies (own priority and cap), by candidate index.
@@ -93,8 +95,7 @@ private:
   /// With `layers`: the search over stage counts; prints or collects its
   /// reports like search() and rewrites `spec` into the best.
   LogicalResult searchStages(StepOp spec, llvm::json::Array &steps);
-  void emitReport(const SearchReport &report, const sim::SearchProblem &problem,
-                  llvm::json::Array &steps);
+  void emitReport(const SearchReport &report, llvm::json::Array &steps);
 };
 } // namespace
 
@@ -110,12 +111,11 @@ static double gapOf(int64_t latency, int64_t bound) {
 }
 
 /// The fitting named strategy of least latency, if any.
-static std::optional<size_t> bestNamed(const SearchReport &r,
-                                       const sim::SearchProblem &problem) {
+static std::optional<size_t> bestNamed(const SearchReport &r) {
   std::optional<size_t> best;
   for (size_t i : r.named) {
     const sim::CandidateResult &c = r.outcome.results[i];
-    if (c.fits(problem) &&
+    if (c.fits(r.problem) &&
         (!best || c.latency < r.outcome.results[*best].latency))
       best = i;
   }
@@ -161,6 +161,7 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   problem.memoryLimitBytes = report.memoryLimitBytes;
   if (std::string error = problem.check(); !error.empty())
     return spec.emitOpError() << "cannot be searched: " << error;
+  report.problem = problem;
   int64_t jobs = problem.numJobs();
   if (jobs > maxJobs)
     return spec.emitOpError()
@@ -183,14 +184,28 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
            << (workSpent ? " leaves after the stage counts before" : "")
            << " (--sched-search=max-work=N raises the limit)";
   workSpent += work;
-  // A family per strategy: equal schedules of one strategy rank once.
+  // A family per placement (a strategy or a map): equal schedules of one
+  // family rank once, and what the placement fixes (a bound, the weights
+  // each worker holds) is computed once per family.
   std::vector<uint32_t> family;
+  std::vector<size_t> firstOf; // a candidate of each family
   llvm::DenseMap<Attribute, uint32_t> familyOf;
-  for (const SearchCandidate &c : report.candidates)
-    family.push_back(
-        familyOf.try_emplace(c.family(), uint32_t(familyOf.size())).first->second);
+  for (auto [i, c] : llvm::enumerate(report.candidates)) {
+    auto [it, added] = familyOf.try_emplace(c.family(), uint32_t(firstOf.size()));
+    if (added)
+      firstOf.push_back(i);
+    family.push_back(it->second);
+  }
   sim::LowerBound global = sim::computeLowerBound(problem);
   std::vector<int64_t> lifetimes = sim::activationLifetimes(problem);
+  std::vector<int64_t> familyBound;
+  std::vector<std::vector<int64_t>> held;
+  for (size_t first : firstOf) {
+    const SearchCandidate &c = report.candidates[first];
+    familyBound.push_back(sim::candidateBound(problem, global, lifetimes,
+                                              candidateWorkers(spec, c)));
+    held.push_back(heldWeightBytes(spec, c));
+  }
   std::vector<int64_t> bounds;
   bounds.reserve(report.candidates.size());
   for (auto [i, c] : llvm::enumerate(report.candidates)) {
@@ -199,9 +214,7 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
     bool isNamed = c.strategy && !c.priority && !c.cap;
     if (isNamed)
       report.named.push_back(i);
-    bounds.push_back(isNamed ? global.value()
-                             : sim::candidateBound(problem, global, lifetimes,
-                                                   candidateWorkers(spec, c)));
+    bounds.push_back(isNamed ? global.value() : familyBound[family[i]]);
   }
 
   // The phases' diagnostics on candidates are captured, not reported.
@@ -222,8 +235,8 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
     parallelFor(ctx, 0, batch.size(), [&](size_t k) {
       size_t i = batch[k];
       Location loc = FileLineColLoc::get(ctx, kCandidateFile, unsigned(i), 0);
-      sim::CandidateResult r =
-          evaluateCandidate(spec, report.candidates[i], loc, maxJobs);
+      sim::CandidateResult r = evaluateCandidate(
+          spec, report.candidates[i], held[family[i]], loc, maxJobs);
       r.bound = results[i].bound;
       results[i] = std::move(r);
     });
@@ -324,8 +337,7 @@ void SchedSearch::replayRanked(StepOp spec, SearchReport &report) {
                    });
 }
 
-static void printReport(llvm::raw_ostream &os, const SearchReport &r,
-                        const sim::SearchProblem &problem) {
+static void printReport(llvm::raw_ostream &os, const SearchReport &r) {
   const sim::SearchOutcome &o = r.outcome;
   const sim::LowerBound &b = o.bound;
   os << "sched-search: stages = " << r.stages
@@ -353,7 +365,7 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r,
     auto [ticks, depth] = r.replayed.lookup(r.best());
     os << "; replayed " << ticks << " at prefetch-depth=" << depth;
   }
-  if (std::optional<size_t> named = bestNamed(r, problem))
+  if (std::optional<size_t> named = bestNamed(r))
     os << "; best named strategy " << Attribute(r.candidates[*named].strategy)
        << " at " << o.results[*named].latency;
   else
@@ -386,8 +398,7 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r,
   }
 }
 
-static llvm::json::Object reportJson(const SearchReport &r,
-                                     const sim::SearchProblem &problem) {
+static llvm::json::Object reportJson(const SearchReport &r) {
   const sim::SearchOutcome &o = r.outcome;
   const sim::LowerBound &b = o.bound;
   llvm::json::Array ranking;
@@ -421,7 +432,7 @@ static llvm::json::Object reportJson(const SearchReport &r,
       {"seconds", r.seconds},
       {"bound", lowerBoundJson(b)},
       {"ranking", std::move(ranking)}};
-  if (std::optional<size_t> named = bestNamed(r, problem))
+  if (std::optional<size_t> named = bestNamed(r))
     json["best_named"] = llvm::json::Object{
         {"schedule", candidateText(r.candidates[*named])},
         {"latency", o.results[*named].latency},
@@ -436,15 +447,11 @@ static llvm::json::Object reportJson(const SearchReport &r,
 }
 
 void SchedSearch::emitReport(const SearchReport &report,
-                             const sim::SearchProblem &searched,
                              llvm::json::Array &steps) {
-  sim::SearchProblem problem = searched;
-  problem.memoryLimit = report.memoryLimit;
-  problem.memoryLimitBytes = report.memoryLimitBytes;
   if (format == StatsFormat::Json)
-    steps.push_back(reportJson(report, problem));
+    steps.push_back(reportJson(report));
   else
-    printReport(llvm::outs(), report, problem);
+    printReport(llvm::outs(), report);
 }
 
 namespace {
@@ -453,7 +460,6 @@ struct StageTrial {
   int64_t stages = 0;
   OwningOpRef<ModuleOp> scratch; ///< holds the partitioned spec
   StepOp spec;
-  sim::SearchProblem problem;
   std::optional<SearchReport> report;
   std::string error;
   int64_t latency() const {
@@ -504,7 +510,6 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
     if (failed(partitionStep(trial.spec, file, layers, 0,
                              sim::PartitionMethod::Optimal)))
       continue;
-    trial.problem = buildSearchProblem(trial.spec);
     FailureOr<SearchReport> report = search(trial.spec);
     if (succeeded(report))
       trial.report = std::move(*report);
@@ -562,7 +567,7 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
       os << (&trial == best ? "  <- best" : "") << "\n";
     }
   }
-  emitReport(*best->report, best->problem, steps);
+  emitReport(*best->report, steps);
 
   // The spec becomes the best stage count's partition and schedule.
   spec.setStages(best->stages);
@@ -590,13 +595,12 @@ void SchedSearch::runOnOperation() {
       failedAny |= failed(searchStages(step, steps));
       continue;
     }
-    sim::SearchProblem problem = buildSearchProblem(step);
     FailureOr<SearchReport> report = search(step);
     if (failed(report)) {
       failedAny = true;
       continue;
     }
-    emitReport(*report, problem, steps);
+    emitReport(*report, steps);
   }
   if (failedAny)
     return signalPassFailure();

@@ -84,9 +84,8 @@ static std::vector<Attribute> affinePriorities(MLIRContext *ctx, int64_t B,
        {PriorityPolicy::FillDrain, PriorityPolicy::BackwardFirst,
         PriorityPolicy::DepthFirst, PriorityPolicy::BreadthFirst})
     keys.push_back(PriorityPolicyAttr::get(ctx, policy));
-  AffineExpr s = getAffineDimExpr(0, ctx), b = getAffineDimExpr(1, ctx),
-             d = getAffineDimExpr(2, ctx), p = getAffineDimExpr(3, ctx);
-  (void)s;
+  AffineExpr b = getAffineDimExpr(1, ctx), d = getAffineDimExpr(2, ctx),
+             p = getAffineDimExpr(3, ctx);
   for (int64_t g = W; g < B; g *= 2)
     keys.push_back(AffineMapAttr::get(AffineMap::get(
         4, 0, {b.floorDiv(g), (d + 2).floorDiv(3), b, p}, ctx)));
@@ -271,6 +270,7 @@ static void simulateCopy(StepOp spec, const SearchCandidate &c, Location loc,
 
 sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
                                                   const SearchCandidate &c,
+                                                  ArrayRef<int64_t> held,
                                                   Location loc,
                                                   int64_t maxJobs) {
   sim::CandidateResult result;
@@ -284,7 +284,6 @@ sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
   result.simulated = true;
   result.latency = timeline->makespan;
   int64_t act = spec.getCostOrDefault().getActBytes();
-  std::vector<int64_t> held = heldWeightBytes(spec, c);
   for (auto [w, peak] : llvm::enumerate(timeline->peakLive)) {
     result.peak = std::max(result.peak, peak);
     result.peakBytes = std::max(

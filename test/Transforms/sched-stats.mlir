@@ -182,3 +182,15 @@ sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.fsdp cost <
 // CHECK-NEXT:  lower bound: 48 ticks at this peak memory, work / W (critical path 17, work / W 48, memory-time 40); L / bound = 1.2292
 sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.v_min cost <fwd = 1, bwd = 1, bwd_w = 1> {
 }
+
+// -----
+
+// Tests that the bound scales by what an overlapped pair saves: DualPipeV's
+// F&B pairs take fwd_bwd = 2 of their members' 3, so work / W is
+// 8 * 3 * 10 / 4 * 2/3 = 40, below the 52 ticks the pairs allow (unscaled,
+// 60 would exceed them).
+// CHECK-LABEL: sched.step stages = 8, microbatches = 10, workers = 4
+// CHECK:       latency: 52 ticks
+// CHECK:       lower bound: 40 ticks at this peak memory, work / W (critical path 12, work / W 40, memory-time 14); L / bound = 1.3000
+sched.step stages = 8, microbatches = 10, workers = 4 strategy #sched.dualpipev cost <fwd = 1, bwd = 1, bwd_w = 1, fwd_bwd = 2> {
+}

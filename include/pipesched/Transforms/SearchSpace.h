@@ -60,11 +60,12 @@ std::vector<int32_t> candidateWorkers(sched::StepOp spec,
 
 /// Simulates the candidate on a copy of `spec` located at `loc` (expand,
 /// place, simulate, as the passes do): latency, peak live activations and
-/// peak bytes (activations at the cost's `act` plus heldWeightBytes), or
-/// the error. The phases' diagnostics are emitted at `loc` (the caller
+/// peak bytes (activations at the cost's `act` plus `heldBytes`, the
+/// candidate's heldWeightBytes), or the error. The phases' diagnostics are emitted at `loc` (the caller
 /// captures them); a stuck simulation's reason is in `error`.
 scheduling::CandidateResult evaluateCandidate(sched::StepOp spec,
                                               const SearchCandidate &candidate,
+                                              llvm::ArrayRef<int64_t> heldBytes,
                                               mlir::Location loc,
                                               int64_t maxJobs);
 
