@@ -100,9 +100,9 @@ const char *LowerBound::binding() const {
   return "memory-time";
 }
 
-/// Longest path (sum of durations) through one microbatch's jobs: `head`
-/// the longest path ending at each job (inclusive), by stage and direction.
 namespace {
+/// Per stage: the longest path (sum of durations) of one microbatch's jobs
+/// ending at its forward, its backward and its weight half (inclusive).
 struct SweepPaths {
   std::vector<Wide> forwardHead, backwardHead, weightHead;
 };
