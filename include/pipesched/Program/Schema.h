@@ -266,6 +266,40 @@ constexpr TensorRef tensorOf(int64_t id, int64_t microbatches) {
           pair % microbatches};
 }
 
+//===----------------------------------------------------------------------===//
+// Layouts and encodings (docs/program-format.md, "Big programs")
+//===----------------------------------------------------------------------===//
+
+/// A program is one document (the default), or a directory in the
+/// per-rank layout: an index holding every top-level field but `ranks`,
+/// plus `layout`, `rank_files` and `collective_groups`, and one file per
+/// rank holding exactly the object `ranks[r]` of the one document. Rank r
+/// reads the index and its own file only.
+namespace layout {
+inline constexpr std::string_view kLayout = "layout", kPerRank = "per-rank",
+                                  kRankFiles = "rank_files",
+                                  kCollectiveGroups = "collective_groups";
+/// The fields of each `rank_files[r]`: `rank`, `owns` (as in the rank's
+/// file), `file` (a plain name inside the directory), `bytes` (its exact
+/// size) and `crc32` (zlib's CRC-32 of its bytes, an integer).
+inline constexpr std::string_view kRank = "rank", kOwns = "owns",
+                                  kFile = "file", kBytes = "bytes",
+                                  kCrc32 = "crc32";
+inline constexpr std::string_view kIndexStem = "index", kRankStem = "rank-";
+} // namespace layout
+
+/// Every file of a program is JSON (the readable default) or CBOR (RFC
+/// 8949: the same document, smaller and faster to read). A reader tells
+/// them apart by the first byte: JSON starts with `{` (or whitespace), a
+/// CBOR document with a map head (0xa0..0xbb, or 0xbf when indefinite).
+enum class Encoding : uint8_t { Json, Cbor };
+constexpr std::string_view extension(Encoding e) {
+  return e == Encoding::Json ? ".json" : ".cbor";
+}
+constexpr bool isCborMapHead(unsigned char byte) {
+  return (byte >= 0xa0 && byte <= 0xbb) || byte == 0xbf;
+}
+
 } // namespace pipesched::program
 
 #endif // PIPESCHED_PROGRAM_SCHEMA_H
