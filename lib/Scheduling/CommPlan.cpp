@@ -463,9 +463,11 @@ std::string CommPlan::verify(const CommProblem &p) const {
     for (int64_t s : p.tiedGroups[g])
       tieOf[s] = int64_t(g);
   std::vector<RankProgram> ranks(W);
+  // Outputs held on the worker being checked (jobs run there, messages
+  // received there): heldOn[j] == w. One array for all workers, not one
+  // per worker: O(J + ops), not O(W J).
+  std::vector<int32_t> heldOn(p.jobs.size(), -1);
   for (int32_t w = 0; w < W; ++w) {
-    // Outputs held: jobs run here, messages received here.
-    std::vector<char> held(p.jobs.size(), 0);
     std::vector<char> fetched(p.numStages, 0), stepped(p.numStages, 0);
     // Per tie: reduced here.
     std::vector<char> tiedDone(p.tiedGroups.size(), 0);
@@ -478,10 +480,18 @@ std::string CommPlan::verify(const CommProblem &p) const {
       const PlanOp &op = program[i];
       // A group is one step of the abstract execution.
       bool sameGroup = op.group >= 0 && i > 0 && program[i - 1].group == op.group;
-      if (!sameGroup)
-        ranks[w].push_back(ProgramStep{});
-      ProgramStep &step = ranks[w].back();
-      step.id = uint32_t(i);
+      // Only communication is a step of the abstract execution (local ops
+      // complete at once): most ops of a program make none.
+      ProgramStep *current = nullptr;
+      auto step = [&]() -> ProgramStep & {
+        if (!current) {
+          if (!sameGroup)
+            ranks[w].push_back(ProgramStep{});
+          current = &ranks[w].back();
+          current->id = uint32_t(i);
+        }
+        return *current;
+      };
       switch (op.kind) {
       case PlanOp::Job: {
         const PlannedJob &job = p.jobs[op.index];
@@ -499,11 +509,11 @@ std::string CommPlan::verify(const CommProblem &p) const {
           return where(w, i) + jobName(p, op.index) + " runs without stage " +
                  std::to_string(job.stage) + "'s weights";
         for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1]; ++k)
-          if (!held[p.inputs[k]])
+          if (heldOn[p.inputs[k]] != w)
             return where(w, i) + jobName(p, op.index) + " consumes " +
                    jobName(p, p.inputs[k]) + ", which is not on worker " +
                    std::to_string(w);
-        held[op.index] = 1;
+        heldOn[op.index] = w;
         break;
       }
       case PlanOp::Send:
@@ -516,20 +526,20 @@ std::string CommPlan::verify(const CommProblem &p) const {
                  " is out of place or repeated";
         messageEnds[op.index] |= send ? 1 : 2;
         if (m.kind != Message::Weights) {
-          if (send && !held[m.producer])
+          if (send && heldOn[m.producer] != w)
             return where(w, i) + "sends " + jobName(p, m.producer) +
                    "'s output before it is made";
           if (!send)
-            held[m.producer] = 1;
+            heldOn[m.producer] = w;
         } else if (!send) {
           if (owns_(m.stage) || fetched[m.stage])
             return where(w, i) + "fetches stage " + std::to_string(m.stage) +
                    "'s weights, which it owns or holds already";
           fetched[m.stage] = 1;
         }
-        step.kind = ProgramStep::Group;
+        step().kind = ProgramStep::Group;
         Payload payload{int32_t(m.kind), m.stage, m.microbatch, m.tag, m.bytes, -1};
-        step.ops.push_back(CommOp{send, send ? m.receiver : m.sender, payload,
+        step().ops.push_back(CommOp{send, send ? m.receiver : m.sender, payload,
                                   uint32_t(i)});
         break;
       }
@@ -546,9 +556,9 @@ std::string CommPlan::verify(const CommProblem &p) const {
         if (tieOf[r.stage] >= 0 && tiedDone[tieOf[r.stage]])
           return where(w, i) + "gradient reduction of tied stage " +
                  std::to_string(r.stage) + " after its tied reduction";
-        step.kind = ProgramStep::Collective;
-        step.members = r.members;
-        step.payload = Payload{3, r.stage, 0, 0, r.bytes,
+        step().kind = ProgramStep::Collective;
+        step().members = r.members;
+        step().payload = Payload{3, r.stage, 0, 0, r.bytes,
                                r.isAllReduce() ? -1 : r.owners.front()};
         break;
       }
@@ -575,9 +585,9 @@ std::string CommPlan::verify(const CommProblem &p) const {
                    " after the optimizer step of stage " + std::to_string(s);
         tiedDone[t.tie] = 1;
         if (t.members.size() > 1) {
-          step.kind = ProgramStep::Collective;
-          step.members = t.members;
-          step.payload = Payload{4, t.tie, 0, 0, t.bytes, -1};
+          step().kind = ProgramStep::Collective;
+          step().members = t.members;
+          step().payload = Payload{4, t.tie, 0, 0, t.bytes, -1};
         }
         break;
       }

@@ -132,3 +132,37 @@ FailureOr<int64_t> pipesched::replayRankPrograms(StepOp step,
     return step.emitOpError() << "cannot replay the rank programs: " << error;
   return std::llround(replay.makespan);
 }
+
+FailureOr<PlannedStep> pipesched::planStep(StepOp step, int64_t prefetchDepth,
+                                           bool verifyPlan,
+                                           TimingScope *timing) {
+  TimingScope none;
+  TimingScope &root = timing ? *timing : none;
+  TimingScope phase = root.nest("Build problem");
+  FailureOr<StepCommProblem> input = buildCommProblem(step, prefetchDepth);
+  if (failed(input))
+    return failure();
+  if (std::string error = input->problem.check(); !error.empty())
+    return step.emitOpError() << "cannot plan communication: " << error;
+  phase.stop();
+  PlannedStep planned{std::move(*input), {}, 0};
+  phase = root.nest("Plan communication");
+  planned.plan = sch::planCommunication(planned.input.problem);
+  phase.stop();
+  if (verifyPlan) {
+    phase = root.nest("Verify plan (deadlock-free)");
+    if (std::string error = planned.plan.verify(planned.input.problem);
+        !error.empty())
+      return step.emitOpError() << "communication plan is invalid: " << error;
+    phase.stop();
+  }
+  // The programs' own time: transfers as rendezvous, a sender waiting for
+  // its receiver (what a calibrated cost predicts, docs/calibration.md).
+  phase = root.nest("Replay programs");
+  FailureOr<int64_t> replayed =
+      replayRankPrograms(step, planned.input, planned.plan);
+  if (failed(replayed))
+    return failure();
+  planned.replayed = *replayed;
+  return planned;
+}

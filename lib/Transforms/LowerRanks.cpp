@@ -228,25 +228,10 @@ void RankBuilder::build(int64_t replayed) {
 
 /// Lowers one step; false after a diagnostic.
 static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
-  FailureOr<StepCommProblem> input = buildCommProblem(step, prefetchDepth);
-  if (failed(input))
+  FailureOr<PlannedStep> planned = planStep(step, prefetchDepth, verifyPlan);
+  if (failed(planned))
     return false;
-  if (std::string error = input->problem.check(); !error.empty()) {
-    step.emitOpError() << "cannot plan communication: " << error;
-    return false;
-  }
-  sch::CommPlan plan = sch::planCommunication(input->problem);
-  if (verifyPlan)
-    if (std::string error = plan.verify(input->problem); !error.empty()) {
-      step.emitOpError() << "communication plan is invalid: " << error;
-      return false;
-    }
-  // The programs' own time: transfers as rendezvous, a sender waiting for
-  // its receiver (what a calibrated cost predicts, docs/calibration.md).
-  FailureOr<int64_t> replayed = replayRankPrograms(step, *input, plan);
-  if (failed(replayed))
-    return false;
-  RankBuilder(step, *input, plan).build(*replayed);
+  RankBuilder(step, planned->input, planned->plan).build(planned->replayed);
   return true;
 }
 

@@ -8,10 +8,17 @@
 #ifndef PIPESCHED_TARGET_PROGRAM_H
 #define PIPESCHED_TARGET_PROGRAM_H
 
+#include "pipesched/Target/ProgramEncoder.h"
+
 #include "mlir/IR/Operation.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace pipesched {
+namespace sched {
+class StepOp;
+} // namespace sched
+struct PlannedStep;
 
 /// Writes the rank programs of the single `sched.program` under `op` as
 /// a program document (pipesched/Program/Schema.h). Fails, naming the
@@ -21,7 +28,24 @@ namespace pipesched {
 /// verification may skip it.
 llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os,
                                   bool verify = true);
+/// The same into any layout and encoding (ProgramEncoder.h).
+llvm::LogicalResult exportProgram(mlir::Operation *op, ProgramEncoder &out,
+                                  bool verify = true);
+/// Lowers the single simulated `sched.step` under `op` (after
+/// pipeline-schedule) and writes its programs without building rank IR:
+/// planStep (as --sched-lower-ranks plans; `verify` verifies the plan and
+/// proves it deadlock-free), then the plan straight into `out`. The bytes
+/// are those of --sched-lower-ranks followed by exportProgram. A
+/// `sched.program` already lowered is written as exportProgram writes it.
+/// `timing`, when given, times planning and writing as nested scopes.
+llvm::LogicalResult compileProgram(mlir::Operation *op, int64_t prefetchDepth,
+                                   bool verify, ProgramEncoder &out,
+                                   mlir::TimingScope *timing = nullptr);
 
+/// Writes the programs of a planned step (planStep) into `out`.
+llvm::LogicalResult emitPlannedStep(sched::StepOp step,
+                                    const PlannedStep &planned,
+                                    ProgramEncoder &out);
 /// Registers `--sched-to-program` with mlir-translate's registry.
 void registerExportProgram();
 

@@ -13,6 +13,7 @@
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/CommPlan.h"
 #include "pipesched/Scheduling/ProgramReplay.h"
+#include "mlir/Support/Timing.h"
 
 namespace pipesched {
 
@@ -36,6 +37,23 @@ llvm::FailureOr<int64_t> replayRankPrograms(sched::StepOp step,
 /// and times); emits a located error naming the pass to run otherwise.
 llvm::FailureOr<StepCommProblem> buildCommProblem(sched::StepOp step,
                                                   int64_t prefetchDepth);
+
+/// A step planned: its problem, the plan (checked, and verified when
+/// asked: every input local, and the programs deadlock-free) and the
+/// programs' replayed time.
+struct PlannedStep {
+  StepCommProblem input;
+  scheduling::CommPlan plan;
+  int64_t replayed = 0;
+};
+/// The lowering's one planning step, shared by --sched-lower-ranks (which
+/// builds rank IR from it) and the direct emission of program files
+/// (emitPlannedStep, which writes them without building IR); a located
+/// error if the step cannot be planned. `timing`, when given, times its
+/// parts as nested scopes.
+llvm::FailureOr<PlannedStep> planStep(sched::StepOp step,
+                                      int64_t prefetchDepth, bool verifyPlan,
+                                      mlir::TimingScope *timing = nullptr);
 
 } // namespace pipesched
 

@@ -22,6 +22,7 @@ when pipeline-run was not built).
 Every spec is checked; each failure prints the spec, its seed line (from
 random-schemes.py --named) and the reason; exits 1 if any failed."""
 import collections
+import importlib
 import json
 import os
 import re
@@ -58,6 +59,10 @@ class Failure(Exception):
 # pipeline-run --check starts MPI as a singleton: without a daemon (Open
 # MPI; ignored elsewhere) it starts faster.
 singleton = dict(os.environ, OMPI_MCA_ess_singleton_isolated="1")
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+layouts = importlib.import_module("check-layouts")
 
 
 def run(cmd, what, env=None):
@@ -135,6 +140,12 @@ def check(spec, tmp):
         if options:
             cmd.insert(1, f"--lower-options={options}")
         run(cmd, "pipeline-compile")
+        # The same program from the rank IR, per rank and in CBOR.
+        try:
+            layouts.check(compiler, spec, options, tmp)
+        except layouts.Failure as e:
+            raise Failure(str(e))
+        summary += "; layouts equal"
         if runner:
             out = run([runner, "--check", program], "pipeline-run --check", singleton)
             want = (f"OK: {stats['workers']} ranks, {stats['stages']} stages, "
