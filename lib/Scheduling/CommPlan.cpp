@@ -66,6 +66,48 @@ struct Entry {
     return kind == PlanOp::Send || kind == PlanOp::Recv;
   }
 };
+/// The entries attached to every point of every worker, in one array:
+/// worker c's point b is global point base[c] + b. Added in any order,
+/// then bucketed by point (a counting sort, no vector per point: there are
+/// as many points as jobs); each point's entries come out in key order
+/// (keys are distinct, so any sort gives the one order).
+class PointEntries {
+public:
+  PointEntries(const std::vector<WorkerJobs> &workers, size_t expected)
+      : base(workers.size() + 1, 0) {
+    for (size_t c = 0; c < workers.size(); ++c)
+      base[c + 1] = base[c] + uint32_t(workers[c].jobs.size()) + 1;
+    added.reserve(expected);
+  }
+  void add(int32_t worker, uint32_t point, Entry entry) {
+    added.push_back({base[worker] + point, entry});
+  }
+  void bucket() {
+    begin.assign(size_t(base.back()) + 1, 0);
+    for (const auto &[point, entry] : added)
+      ++begin[point + 1];
+    for (size_t i = 1; i < begin.size(); ++i)
+      begin[i] += begin[i - 1];
+    entries.resize(added.size());
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (const auto &[point, entry] : added)
+      entries[fill[point]++] = entry;
+    std::vector<std::pair<uint32_t, Entry>>().swap(added);
+  }
+  /// Worker c's entries at point b in key order (after bucket()).
+  std::pair<const Entry *, size_t> sortedAt(int32_t c, uint32_t b) {
+    Entry *first = entries.data() + begin[base[c] + b];
+    Entry *last = entries.data() + begin[base[c] + b + 1];
+    std::sort(first, last,
+              [](const Entry &x, const Entry &y) { return x.key < y.key; });
+    return {first, size_t(last - first)};
+  }
+
+private:
+  std::vector<uint32_t> base, begin;
+  std::vector<std::pair<uint32_t, Entry>> added;
+  std::vector<Entry> entries;
+};
 } // namespace
 
 std::string CommProblem::check() const {
@@ -208,7 +250,10 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
 
   // Data messages, once per (producer, receiving worker).
   std::vector<Pending> pending;
-  std::unordered_map<uint64_t, uint32_t> messageOf; // producer * W + receiver
+  // Per producer, its messages so far as a list (a producer has a few
+  // consumers): no hash table over millions of jobs.
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> firstMessage(p.jobs.size(), kNone), nextMessage;
   for (uint32_t c = 0; c < p.jobs.size(); ++c) {
     const PlannedJob &consumer = p.jobs[c];
     for (uint32_t k = p.inputBegin[c]; k < p.inputBegin[c + 1]; ++k) {
@@ -217,13 +262,16 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
       if (made.worker == consumer.worker)
         continue;
       uint32_t consumerAt = indexOnWorker(c);
-      auto [it, inserted] = messageOf.try_emplace(
-          uint64_t(producer) * W + uint64_t(consumer.worker), pending.size());
-      if (!inserted) {
-        Pending &m = pending[it->second];
+      uint32_t same = firstMessage[producer];
+      while (same != kNone && pending[same].message.receiver != consumer.worker)
+        same = nextMessage[same];
+      if (same != kNone) {
+        Pending &m = pending[same];
         m.receiverAt = std::min(m.receiverAt, consumerAt);
         continue;
       }
+      nextMessage.push_back(firstMessage[producer]);
+      firstMessage[producer] = uint32_t(pending.size());
       Message m{made.direction == Direction::Forward ? Message::Activation
                 : made.direction == Direction::Scan    ? Message::Scan
                                                        : Message::Gradient,
@@ -343,17 +391,16 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
 
   // Attach everything to points, keyed by the global order. Releases come
   // first at a point (they only free memory).
-  std::vector<std::vector<std::vector<Entry>>> at(W);
-  for (int32_t c = 0; c < W; ++c)
-    at[c].resize(workers[c].jobs.size() + 1);
+  PointEntries at(workers, 2 * pending.size() + releases.size() +
+                             2 * placed.size());
   for (const Release &r : releases)
-    at[r.worker][r.at].push_back({PlanOp::ReleaseWeights, uint32_t(r.stage),
+    at.add(r.worker, r.at, {PlanOp::ReleaseWeights, uint32_t(r.stage),
                                   {{std::numeric_limits<int64_t>::min(), 0}, 0, r.stage}});
   for (uint32_t i = 0; i < pending.size(); ++i) {
     const Pending &m = pending[i];
     std::tuple<Instant, int, int64_t> key{m.time, 1, m.message.tag};
-    at[m.message.sender][m.senderAt].push_back({PlanOp::Send, i, key});
-    at[m.message.receiver][m.receiverAt].push_back({PlanOp::Recv, i, key});
+    at.add(m.message.sender, m.senderAt, {PlanOp::Send, i, key});
+    at.add(m.message.receiver, m.receiverAt, {PlanOp::Recv, i, key});
   }
   // A tied stage steps its optimizer after its group's tied reduction.
   std::vector<char> tied(S, 0);
@@ -366,12 +413,12 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     reductionOf[r.reduction.stage] = i;
     for (auto [member, point] : r.at) {
       if (r.reduction.members.size() > 1)
-        at[member][point].push_back(
+        at.add(member, point, 
             {PlanOp::Collective, i, {r.time, 2, r.reduction.stage}});
       if (!tied[r.reduction.stage] &&
           std::binary_search(r.reduction.owners.begin(),
                              r.reduction.owners.end(), member))
-        at[member][point].push_back(
+        at.add(member, point, 
             {PlanOp::OptimizerStep, i, {r.time, 3, r.reduction.stage}});
     }
     plan.reductions.push_back(r.reduction);
@@ -400,10 +447,10 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
           lo = std::max(lo, last->second + 1);
       }
       uint32_t point = w.firstAtOrAfter(time, lo, w.jobs.size());
-      at[m][point].push_back({PlanOp::TiedGrad, index, key});
+      at.add(m, point, {PlanOp::TiedGrad, index, key});
       for (int64_t s : group)
         if (owners[s].count(m))
-          at[m][point].push_back(
+          at.add(m, point, 
               {PlanOp::OptimizerStep, reductionOf[s], {time, 3, s}});
     };
     if (local) {
@@ -422,18 +469,17 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
 
   // Each worker's program: at every point its entries in key order (runs of
   // point-to-point operations of length > 1 form a group), then its job.
+  at.bucket();
   plan.programs.resize(W);
   for (int32_t c = 0; c < W; ++c) {
     std::vector<PlanOp> &program = plan.programs[c];
     int32_t groups = 0;
     const WorkerJobs &w = workers[c];
     for (uint32_t b = 0; b <= w.jobs.size(); ++b) {
-      std::vector<Entry> &entries = at[c][b];
-      std::sort(entries.begin(), entries.end(),
-                [](const Entry &x, const Entry &y) { return x.key < y.key; });
-      for (size_t e = 0; e < entries.size();) {
+      auto [entries, count] = at.sortedAt(c, b);
+      for (size_t e = 0; e < count;) {
         size_t end = e + 1;
-        while (entries[e].isPointToPoint() && end < entries.size() &&
+        while (entries[e].isPointToPoint() && end < count &&
                entries[end].isPointToPoint())
           ++end;
         int32_t group = end - e > 1 ? groups++ : -1;
