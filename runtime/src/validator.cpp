@@ -3,6 +3,7 @@
 #include "loader.h"
 #include "matching.h"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -65,6 +66,14 @@ private:
   std::vector<GradientUse> uses_;    // stage -> this rank's gradient use
   std::vector<int> touched_;         // stages whose entries are set
   std::vector<int32_t> tiedAt_;      // tie -> this rank's tied_grad (-1: none)
+  // Per tie, computed at its first tied_grad: the ranks owning one of its
+  // stages, and whether each owns all of them (once, not once per rank).
+  struct TieOwners {
+    std::vector<int> owners;
+    bool everyOwnerOwnsAll = true;
+  };
+  std::vector<std::optional<TieOwners>> tieOwners_;
+  const TieOwners &tieOwners(int tie);
 };
 
 // Each forward, backward (and backward_weight when split) runs exactly once
@@ -370,6 +379,26 @@ void Validator::checkGradients(const RankProgram &rp) {
            "): every owner applies the stage's gradient once per step");
 }
 
+const Validator::TieOwners &Validator::tieOwners(int tie) {
+  if (tieOwners_.empty())
+    tieOwners_.resize(p_.ties.size());
+  std::optional<TieOwners> &known = tieOwners_[size_t(tie)];
+  if (known)
+    return *known;
+  const std::vector<int> &stages = p_.ties[size_t(tie)];
+  TieOwners result;
+  for (const RankProgram &other : p_.ranks) {
+    int owned = 0;
+    for (int s : stages)
+      owned += other.ownsStage(s);
+    if (owned > 0)
+      result.owners.push_back(other.rank);
+    result.everyOwnerOwnsAll =
+        result.everyOwnerOwnsAll && (owned == 0 || owned == int(stages.size()));
+  }
+  return *(known = std::move(result));
+}
+
 // A tied reduction: once per rank and tie; its members are every owner of
 // the tie's stages, or the rank alone where every such owner owns every
 // stage of the tie (each then holds all of the tensor's gradients); after
@@ -381,16 +410,7 @@ void Validator::checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &
     fail(ref, describe(p_, op) + " runs twice on " + rankName + " (first at " +
                   OpRef{ref.rank, tiedAt_[size_t(op.tie)], -1}.str() + ")");
   tiedAt_[size_t(op.tie)] = ref.op;
-  std::vector<int> owners;
-  bool everyOwnerOwnsAll = true;
-  for (const RankProgram &other : p_.ranks) {
-    int owned = 0;
-    for (int s : stages)
-      owned += other.ownsStage(s);
-    if (owned > 0)
-      owners.push_back(other.rank);
-    everyOwnerOwnsAll = everyOwnerOwnsAll && (owned == 0 || owned == int(stages.size()));
-  }
+  const auto &[owners, everyOwnerOwnsAll] = tieOwners(op.tie);
   const std::vector<int> &members = p_.groups[size_t(op.group)];
   const bool local = members.size() == 1 && everyOwnerOwnsAll;
   if (members != owners && !local)
