@@ -4,13 +4,17 @@ docs/program-format.md, "Big programs"):
 
   split_program.py PROGRAM.json DIR [--encoding json|cbor]
                    [--index-encoding json|cbor] [--indefinite]
+  split_program.py --restamp DIR
+
 
 DIR/index.EXT holds the top-level fields but `ranks`, plus `layout`,
 `rank_files` (rank, owns, file, bytes, crc32) and `collective_groups`;
 DIR/rank-R.EXT holds exactly ranks[R]. CBOR (RFC 8949) is written by the
 small encoder below (Python's standard library has none); --indefinite
 writes its maps and arrays with indefinite lengths, as a streaming writer
-may. Python 3 standard library only.
+may. --restamp rewrites the `bytes` and `crc32` of DIR/index.json after a
+test edited rank files (so that the loader reaches their contents). Python 3
+standard library only.
 """
 import argparse
 import json
@@ -73,7 +77,23 @@ def collective_groups(ranks):
     return [list(g) for g in sorted(groups)]
 
 
+def restamp(directory):
+    path = os.path.join(directory, "index.json")
+    with open(path, "rb") as f:
+        doc = json.load(f)
+    for entry in doc["rank_files"]:
+        with open(os.path.join(directory, entry["file"]), "rb") as f:
+            data = f.read()
+        entry["bytes"] = len(data)
+        entry["crc32"] = zlib.crc32(data)
+    with open(path, "wb") as f:
+        f.write(encode(doc, "json", False))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--restamp":
+        return restamp(sys.argv[2])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("program")
     parser.add_argument("dir")
