@@ -214,8 +214,8 @@ private:
     // Each element takes a byte at least: a larger count is a lie (or a
     // truncation), refused before anything is sized by it.
     if (n > remaining() || (map && 2 * n > remaining()))
-      fail(head, std::string(map ? "a map of " : "an array of ") + std::to_string(n) +
-                     (map ? " entries" : " elements") + " where only " +
+      fail(head, std::string(map ? "truncated: a map of " : "truncated: an array of ") +
+                     std::to_string(n) + (map ? " entries" : " elements") + ", only " +
                      std::to_string(remaining()) + " bytes remain");
     open_.push_back(Open{map, false, map ? 2 * n : n, 0, head});
   }
