@@ -110,6 +110,24 @@ TEST(Cbor, FixturesLoadAsFromJson) {
   }
 }
 
+// The loader's CBOR reader (document.cpp) makes nlohmann's DOM: the same
+// as nlohmann's from_cbor, and as the JSON it was written from.
+TEST(Cbor, SameDomAsNlohmann) {
+  json doc = program("tied-zbv-4.json");
+  doc["extra"] = {{"half", 1.5}, {"negative", -7}, {"big", uint64_t(1) << 63},
+                  {"text", "caf\u00e9"}, {"null", nullptr}, {"yes", true}, {"no", false},
+                  {"nested", json::array({json::object(), json::array(), 0.1})}};
+  const std::string data = cbor(doc);
+  const json read = decodeDocument(data, "t.cbor");
+  EXPECT_EQ(read, json::from_cbor(data));
+  EXPECT_EQ(read, doc);
+  // Half and single precision floats (to_cbor writes doubles).
+  EXPECT_EQ(decodeDocument(bytes({0xa2, 0x61, 'h', 0xf9, 0x3e, 0x00, 0x61, 's', 0xfa, 0xc0,
+                                  0x20, 0x00, 0x00}),
+                           "t.cbor"),
+            json({{"h", 1.5}, {"s", -2.5}}));
+}
+
 // A writer may stream: maps and arrays of indefinite length (0xbf, 0x9f,
 // ended by 0xff), and text in chunks.
 void indefinite(const json &v, std::string &out) {
