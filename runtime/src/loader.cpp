@@ -596,7 +596,10 @@ void Loader::loadRank(const json &v, const JsonPath &where, int index, Program &
   int64_t rank = intField(v, kRank, where, 0, kNoUpperBound);
   if (rank != index)
     fail(where.key(kRank), "expected " + std::to_string(index) + ", got " +
-                               std::to_string(rank) + " (ranks must be listed in order)");
+                               std::to_string(rank) +
+                               (where.empty() ? " (the index gives this file to rank " +
+                                                    std::to_string(index) + ")"
+                                              : std::string(" (ranks must be listed in order)")));
   rp.rank = index;
   loadOwns(require(v, kOwns, where), where.key(kOwns), p, rp);
 
