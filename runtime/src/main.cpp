@@ -145,7 +145,7 @@ bool sameIndex(const Program &program, int rank, double timeout) {
     };
     std::fprintf(stderr,
                  "pipeline-run: the ranks read different programs: %s and %s (every "
-                 "rank must be given the same --program)\n",
+                 "rank must be given the same program)\n",
                  name(lo).c_str(), name(hi).c_str());
     std::fflush(stderr);
   }
