@@ -297,3 +297,52 @@ TEST(PerRank, GroupsInTheIndexOrder) {
 }
 
 } // namespace
+
+namespace {
+
+std::string loadError(const std::string &path, int rank) {
+  try {
+    loadProgram(path, -1, rank);
+  } catch (const ProgramError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// An index claiming a huge shape is bounded by its rank files' sizes before
+// anything of that shape is allocated; a size claim beyond 2^48 is refused.
+TEST(PerRank, HugeIndexClaimsRefused) {
+  PerRankDir d("gpipe-2.json", Encoding::Json);
+  const std::string index = d.dir + "/index.json";
+  std::ifstream in(index);
+  const json good = json::parse(in);
+  json doc = good;
+  doc["stages"] = 2147483646;
+  split::writeFile(index, doc.dump());
+  const int64_t bytes = good["rank_files"][0]["bytes"].get<int64_t>() +
+                        good["rank_files"][1]["bytes"].get<int64_t>();
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(loadError(d.dir, 0),
+            index + ": 2147483646 stages x 2 microbatches make 4294967292 jobs per "
+                    "direction, but the rank files (" +
+                std::to_string(bytes) + " bytes in all) hold at most " +
+                std::to_string(bytes / 40) +
+                " compute ops (every forward and backward runs exactly once)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  doc = good;
+  doc["rank_files"][1]["bytes"] = int64_t(1) << 60;
+  split::writeFile(index, doc.dump());
+  EXPECT_EQ(loadError(d.dir, 0), index + ": rank_files[1].bytes: 1152921504606846976 is "
+                                         "out of range [0, 281474976710656)");
+  doc = good;
+  doc["rank_files"][0]["crc32"] = int64_t(1) << 32;
+  split::writeFile(index, doc.dump());
+  EXPECT_EQ(loadError(d.dir, 0), index + ": rank_files[0].crc32: 4294967296 is out of "
+                                         "range [0, 4294967296)");
+  doc = good;
+  doc["layout"] = "per-node";
+  split::writeFile(index, doc.dump());
+  EXPECT_EQ(loadError(d.dir, 0), index + ": layout: expected \"per-rank\", got \"per-node\"");
+}
+
+} // namespace
