@@ -30,6 +30,15 @@ constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
 // "writes":[0]} is 46 bytes): the index's file sizes bound the jobs.
 constexpr int64_t kMinComputeOpBytes = 40;
 
+// "index.json", "index.cbor": the per-rank layout's index in an encoding.
+std::string indexName(program::Encoding e) {
+  return std::string(schema::layout::kIndexStem) + std::string(program::extension(e));
+}
+// "index.json or index.cbor", for messages.
+std::string indexNames() {
+  return indexName(program::Encoding::Json) + " or " + indexName(program::Encoding::Cbor);
+}
+
 // Hash of a rank list, to intern collective groups in O(size).
 struct GroupHash {
   size_t operator()(const std::vector<int> &g) const {
@@ -209,7 +218,7 @@ private:
   void checkTopFields(const json &doc, bool index) const;
   void loadRankFiles(const json &doc, Program &p);
   void loadCollectiveGroups(const json &doc, Program &p);
-  void checkOwners(const Program &p, const JsonPath &where, const char *list) const;
+  void checkOwners(const Program &p, const JsonPath &where, const std::string &list) const;
   void fillScanValues(Program &p, const RankProgram &rp) const;
   void checkVersion(const json &doc) const;
   void checkSize(const Program &p, int64_t computeOps, const std::string &why) const;
@@ -254,7 +263,7 @@ Program Loader::load(const json &doc) {
   p.ranks.resize(size_t(p.workers));
   for (int r = 0; r < p.workers; ++r)
     loadRank(ranks[size_t(r)], top.key(kRanks).index(r), r, p);
-  checkOwners(p, top.key(kRanks), "ranks[i].owns");
+  checkOwners(p, top.key(kRanks), str(kRanks) + "[i]." + str(schema::rank::kOwns));
   return p;
 }
 
@@ -263,7 +272,8 @@ Program Loader::loadIndex(const json &doc) {
   indexSource_ = source_;
   loadTop(doc, p, /*index=*/true);
   loadCollectiveGroups(doc, p);
-  checkOwners(p, JsonPath().key(schema::layout::kRankFiles), "rank_files[i].owns");
+  checkOwners(p, JsonPath().key(schema::layout::kRankFiles),
+              str(schema::layout::kRankFiles) + "[i]." + str(schema::layout::kOwns));
   return p;
 }
 
@@ -339,9 +349,8 @@ void Loader::checkTopFields(const json &doc, bool index) const {
         std::find(std::begin(schema::top::kAll), std::end(schema::top::kAll), key) !=
         std::end(schema::top::kAll);
     if (!index && isLayout)
-      fail(JsonPath(), "'" + key + "' belongs to a per-rank index (" +
-                           str(layout::kIndexStem) + ".json or " + str(layout::kIndexStem) +
-                           ".cbor in the program's directory), not to a single document");
+      fail(JsonPath(), "'" + key + "' belongs to a per-rank index (" + indexNames() +
+                           " in the program's directory), not to a single document");
     if (index && key == schema::top::kRanks)
       fail(JsonPath(), "a per-rank index has no '" + key +
                            "' (each rank's program is in its rank file)");
@@ -434,7 +443,8 @@ void Loader::loadCollectiveGroups(const json &doc, Program &p) {
 }
 
 // Every stage needs an owner to initialize and keep its weights.
-void Loader::checkOwners(const Program &p, const JsonPath &where, const char *list) const {
+void Loader::checkOwners(const Program &p, const JsonPath &where,
+                         const std::string &list) const {
   std::vector<char> owned(size_t(p.stages), 0);
   for (const RankProgram &rp : p.ranks)
     for (int s : rp.owns)
@@ -971,8 +981,7 @@ void Loader::fillScanValues(Program &p, const RankProgram &rp) const {
 std::string indexIn(const std::string &dir) {
   std::string found;
   for (program::Encoding e : {program::Encoding::Json, program::Encoding::Cbor}) {
-    const std::string name =
-        std::string(schema::layout::kIndexStem) + std::string(program::extension(e));
+    const std::string name = indexName(e);
     struct stat st {};
     if (stat((dir + "/" + name).c_str(), &st) != 0)
       continue;
@@ -986,7 +995,7 @@ std::string indexIn(const std::string &dir) {
 
 bool isIndexName(const std::string &name) {
   for (program::Encoding e : {program::Encoding::Json, program::Encoding::Cbor})
-    if (name == std::string(schema::layout::kIndexStem) + std::string(program::extension(e)))
+    if (name == indexName(e))
       return true;
   return false;
 }
@@ -1033,10 +1042,8 @@ Program loadProgram(const std::string &path, int worldSize, int rank) {
       dir.pop_back();
     std::string index = indexIn(dir);
     if (index.empty())
-      throw ProgramError(path + ": is a directory without " +
-                         std::string(schema::layout::kIndexStem) + ".json or " +
-                         std::string(schema::layout::kIndexStem) +
-                         ".cbor, not a per-rank program");
+      throw ProgramError(path + ": is a directory without " + indexNames() +
+                         ", not a per-rank program");
     return loadPerRank(dir, index, worldSize, rank);
   }
   // The index file of a per-rank directory names the directory.
