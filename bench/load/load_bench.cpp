@@ -8,7 +8,8 @@
 // `load` times what a rank of pipeline-run does before any communication:
 // loadProgram, then validate() when every rank's ops were loaded (a single
 // document, or a per-rank directory without RANK: --check); with RANK, a
-// per-rank directory's index and that rank's file only. Peak memory is the
+// per-rank directory's index and that rank's file only, then
+// validateRank(). Peak memory is the
 // caller's (/usr/bin/time -f %M).
 #include "document.h"
 #include "loader.h"
@@ -45,6 +46,8 @@ int load(const std::string &path, int rank) {
   const double loaded = secondsSince(start);
   if (p.onlyRank < 0)
     validate(p);
+  else
+    validateRank(p, p.onlyRank);
   const double total = secondsSince(start);
   size_t ops = 0;
   for (const RankProgram &rp : p.ranks)

@@ -369,14 +369,17 @@ int run(int argc, char **argv, int rank, int size) {
   // Load and validate before any communication but the error agreement:
   // every rank checks the whole document. Of a per-rank program a rank
   // reads the index and its own file, and checks what needs only its own
-  // ops: the compiler proved the programs together, --check proves them
-  // again, and the CRC-32s bind the files to the index the ranks agree on.
+  // ops (validateRank): the compiler proved the programs together, --check
+  // proves them again, and the CRC-32s bind the files to the index the
+  // ranks agree on.
   std::string error;
   Program program;
   try {
     program = loadProgram(o.program, o.check ? -1 : size, o.check ? -1 : rank);
     if (program.onlyRank < 0)
       validate(program, ValidateOptions{maxTag()});
+    else
+      validateRank(program, program.onlyRank, ValidateOptions{maxTag()});
     if (!o.check && o.failRank >= size)
       error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
               " is out of range [0, " + std::to_string(size) + ")";
