@@ -1,7 +1,8 @@
 // libFuzzer target (c): what `pipeline-run --check program.json` does, in
 // process and without MPI: the program document is parsed and loaded
-// (parseProgram: JSON, fields, types, ranges, roles against the stage
-// graph) and validated across ranks (validate: jobs once, data and weights
+// (parseProgram: JSON or CBOR by the first byte, so an input starting
+// with a CBOR map head, 0xa0..0xbb or 0xbf, reaches the CBOR scan and
+// reader; fields, types, ranges, roles against the stage graph) and validated across ranks (validate: jobs once, data and weights
 // in place, optimizer steps, tags, matching transfers and collectives, the
 // deadlock proof). A bad document must throw ProgramError with a message
 // (main.cpp prints it); any other exception escaping, a crash, sanitizer

@@ -73,7 +73,18 @@ for data in files("examples/*.mlir", "runtime/tests/programs/*.mlir"):
         add("fuzz-mlir-pipeline", b"// lower: " + option + b"\n" + data)
 for data in files("test/**/*.csv", "runtime/tests/**/*.csv", "fuzz/seeds/csv/*"):
     add("fuzz-torch-csv", data)
+# Programs, in JSON and again in CBOR (the loader's other encoding,
+# split_program.py's encoder), and fuzz/seeds/cbor.
+sys.path.insert(0, "runtime/tests/integration")
+from split_program import cbor
+import json
 for data in files("runtime/tests/programs/**/*.json", "fuzz/seeds/json/*"):
+    add("fuzz-program-loader", data)
+    try:
+        add("fuzz-program-loader", cbor(json.loads(data)))
+    except ValueError:  # a seed that is not JSON (or not CBOR-able)
+        pass
+for data in files("fuzz/seeds/cbor/*"):
     add("fuzz-program-loader", data)
 EOF
 

@@ -9,6 +9,7 @@ packages=(
   time # /usr/bin/time: the benchmarks' peak memory (bench/run, bench/*.sh)
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libgtest-dev libbenchmark-dev nlohmann-json3-dev
+  zlib1g-dev # the CRC-32 of the per-rank program layout (runtime)
   libopenmpi-dev openmpi-bin
 )
 ./scripts/install-packages.sh "${packages[@]}"

@@ -27,6 +27,12 @@ bool anyRankFailed(const std::string &error, int rank, int size, double timeout,
 bool everyRankReports(const std::string &error, int rank, double timeout,
                       const char *stage);
 
+// Whether every rank holds the same `value` (one reduction of its minimum
+// and maximum, bounded by `timeout` like the others); `lo` and `hi` receive
+// them. The per-rank layout's index CRC-32: every rank read the same index.
+bool sameOnEveryRank(long long value, int rank, double timeout, const char *stage,
+                     long long &lo, long long &hi);
+
 // Waits for `count` requests, polling against `timeout` seconds; on expiry
 // prints "pipeline-run: rank R timed out after T s in WHAT" and ends the
 // job (MPI_Abort, status 2).

@@ -1,5 +1,6 @@
 #include "loader.h"
 
+#include "document.h"
 #include "json_path.h"
 #include "roles.h"
 
@@ -24,6 +25,19 @@ namespace schema = pipesched::program;
 
 constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+// The fewest bytes a compute op takes in a rank file (CBOR, the smaller
+// encoding: {"op":"forward","stage":0,"microbatch":0,"reads":[],
+// "writes":[0]} is 46 bytes): the index's file sizes bound the jobs.
+constexpr int64_t kMinComputeOpBytes = 40;
+
+// "index.json", "index.cbor": the per-rank layout's index in an encoding.
+std::string indexName(program::Encoding e) {
+  return std::string(schema::layout::kIndexStem) + std::string(program::extension(e));
+}
+// "index.json or index.cbor", for messages.
+std::string indexNames() {
+  return indexName(program::Encoding::Json) + " or " + indexName(program::Encoding::Cbor);
+}
 
 // Hash of a rank list, to intern collective groups in O(size).
 struct GroupHash {
@@ -110,12 +124,30 @@ int64_t countComputeOps(const json &doc) {
   return n;
 }
 
+// A rank file as the per-rank index describes it (rank_files[r]).
+struct RankFile {
+  std::string name;
+  int64_t bytes = 0;
+  uint32_t crc32 = 0;
+  std::vector<int> owns;
+};
+
 class Loader {
 public:
-  Loader(const std::string &source, int worldSize)
-      : source_(source), worldSize_(worldSize) {}
+  Loader(std::string source, int worldSize)
+      : source_(std::move(source)), worldSize_(worldSize) {}
 
+  // A single document: every rank's ops.
   Program load(const json &doc);
+  // A per-rank index (docs/program-format.md, "Big programs"): the
+  // top-level fields, every rank's `owns` and the collective groups; no ops
+  // yet (loadRankFile adds a rank's).
+  Program loadIndex(const json &doc);
+  // Rank r's file in `dir`, checked against the index (size and CRC-32
+  // before parsing, then rank and owns), its ops loaded into p.ranks[r].
+  void loadRankFile(const std::string &dir, int r, Program &p);
+  // After every rank file: each listed group is some collective's members.
+  void checkGroupsUsed() const;
 
 private:
   [[noreturn]] void fail(const JsonPath &where, const std::string &what) const {
@@ -182,13 +214,19 @@ private:
     return x;
   }
 
+  void loadTop(const json &doc, Program &p, bool index);
+  void checkTopFields(const json &doc, bool index) const;
+  void loadRankFiles(const json &doc, Program &p);
+  void loadCollectiveGroups(const json &doc, Program &p);
+  void checkOwners(const Program &p, const JsonPath &where, const std::string &list) const;
+  void fillScanValues(Program &p, const RankProgram &rp) const;
   void checkVersion(const json &doc) const;
-  void checkSize(const json &doc, const Program &p) const;
+  void checkSize(const Program &p, int64_t computeOps, const std::string &why) const;
   void loadCost(const json &doc, Program &p) const;
   void loadStageGraph(const json &doc, Program &p) const;
   void loadLayers(const json &doc, Program &p) const;
   void loadTies(const json &doc, Program &p) const;
-  void loadRank(const json &v, int index, Program &p);
+  void loadRank(const json &v, const JsonPath &where, int index, Program &p);
   void loadOwns(const json &owns, const JsonPath &where, const Program &p,
                 RankProgram &rp) const;
   Op loadOp(const json &v, const JsonPath &where, int rank, bool inGroup, Program &p,
@@ -198,17 +236,52 @@ private:
   int64_t loadTensorList(const json &v, const JsonPath &where, const Program &p) const;
   int internGroup(const json &v, const JsonPath &where, int caller, Program &p);
 
-  const std::string &source_;
+  std::string source_; // the file being read: prefixed to every message
   int worldSize_;
   std::unordered_map<std::vector<int>, int, GroupHash> groupIndex_;
   std::vector<int> scratch_;
+  // The per-rank layout: the index's rank files, and its collective groups
+  // (fixed: a member list not among them is an error) with whether some
+  // op uses each.
+  std::string indexSource_;
+  std::vector<RankFile> files_;
+  bool fixedGroups_ = false;
+  std::vector<char> groupUsed_;
 };
 
 Program Loader::load(const json &doc) {
   using namespace schema::top;
+  Program p;
+  loadTop(doc, p, /*index=*/false);
+  const JsonPath top;
+  const json &ranks = require(doc, kRanks, top);
+  checkArray(ranks, top.key(kRanks));
+  if (ranks.size() != size_t(p.workers))
+    fail(top.key(kRanks), "has " + std::to_string(ranks.size()) +
+                              " entries, expected one per worker (" +
+                              std::to_string(p.workers) + ")");
+  p.ranks.resize(size_t(p.workers));
+  for (int r = 0; r < p.workers; ++r)
+    loadRank(ranks[size_t(r)], top.key(kRanks).index(r), r, p);
+  checkOwners(p, top.key(kRanks), str(kRanks) + "[i]." + str(schema::rank::kOwns));
+  return p;
+}
+
+Program Loader::loadIndex(const json &doc) {
+  Program p;
+  indexSource_ = source_;
+  loadTop(doc, p, /*index=*/true);
+  loadCollectiveGroups(doc, p);
+  checkOwners(p, JsonPath().key(schema::layout::kRankFiles),
+              str(schema::layout::kRankFiles) + "[i]." + str(schema::layout::kOwns));
+  return p;
+}
+
+// Everything but the ranks, shared by a single document and an index.
+void Loader::loadTop(const json &doc, Program &p, bool index) {
+  using namespace schema::top;
   const JsonPath top;
   checkObject(doc, top);
-  Program p;
   p.source = source_;
 
   const json &format = require(doc, kFormatField, top);
@@ -216,7 +289,7 @@ Program Loader::load(const json &doc) {
     fail(top.key(kFormatField),
          "expected \"" + str(schema::kFormat) + "\", got " + shortDump(format));
   checkVersion(doc);
-  checkFields(doc, top, kAll, " at the top level");
+  checkTopFields(doc, index);
 
   p.workers = int(intField(doc, kWorkers, top, 1, kMaxInt));
   if (worldSize_ >= 0 && p.workers != worldSize_)
@@ -230,12 +303,29 @@ Program Loader::load(const json &doc) {
     fail(top.key(kSplitBackward), "expected a boolean, got " + describeValue(split));
   p.splitBackward = split.get<bool>();
 
+  // What bounds the jobs before anything of their number is allocated: the
+  // compute ops of a single document; the rank files' sizes of an index
+  // (the ops are not read yet).
+  int64_t computeOps = 0;
+  std::string holds;
+  if (index) {
+    loadRankFiles(doc, p);
+    int64_t bytes = 0;
+    for (const RankFile &f : files_)
+      bytes += f.bytes; // each below 2^48: no overflow
+    computeOps = bytes / kMinComputeOpBytes;
+    holds = "the rank files (" + std::to_string(bytes) + " bytes in all) hold at most " +
+            std::to_string(computeOps);
+  } else {
+    computeOps = countComputeOps(doc);
+    holds = "the file has " + std::to_string(computeOps);
+  }
   if (auto scan = doc.find(str(kScanTensors)); scan != doc.end()) {
     // Each is written by one compute op: bounded by their count.
     p.scanTensors = toInt(*scan, top.key(kScanTensors), 0,
-                          std::min<int64_t>(countComputeOps(doc), kMaxInt));
+                          std::min<int64_t>(computeOps, kMaxInt));
   }
-  checkSize(doc, p);
+  checkSize(p, computeOps, holds);
   loadStageGraph(doc, p);
   loadTies(doc, p);
   loadCost(doc, p);
@@ -243,27 +333,134 @@ Program Loader::load(const json &doc) {
   p.makespan = toNumber(require(doc, kMakespan, top), top.key(kMakespan));
   if (auto replayed = doc.find(str(kReplayedMakespan)); replayed != doc.end())
     p.replayedMakespan = toNumber(*replayed, top.key(kReplayedMakespan));
+}
 
-  const json &ranks = require(doc, kRanks, top);
-  checkArray(ranks, top.key(kRanks));
-  if (ranks.size() != size_t(p.workers))
-    fail(top.key(kRanks), "has " + std::to_string(ranks.size()) +
-                              " entries, expected one per worker (" +
-                              std::to_string(p.workers) + ")");
+// A single document has the schema's top-level fields; an index the same
+// but `ranks`, plus the layout's.
+void Loader::checkTopFields(const json &doc, bool index) const {
+  namespace layout = schema::layout;
+  const std::string_view layoutFields[] = {layout::kLayout, layout::kRankFiles,
+                                           layout::kCollectiveGroups};
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string &key = it.key();
+    const bool isLayout = std::find(std::begin(layoutFields), std::end(layoutFields), key) !=
+                          std::end(layoutFields);
+    const bool isTop =
+        std::find(std::begin(schema::top::kAll), std::end(schema::top::kAll), key) !=
+        std::end(schema::top::kAll);
+    if (!index && isLayout)
+      fail(JsonPath(), "'" + key + "' belongs to a per-rank index (" + indexNames() +
+                           " in the program's directory), not to a single document");
+    if (index && key == schema::top::kRanks)
+      fail(JsonPath(), "a per-rank index has no '" + key +
+                           "' (each rank's program is in its rank file)");
+    if (!isLayout && !isTop)
+      fail(JsonPath(), "unknown field '" + key + "' at the top level");
+  }
+  if (!index)
+    return;
+  const json &value = require(doc, layout::kLayout, JsonPath());
+  if (!value.is_string() || value.get_ref<const std::string &>() != layout::kPerRank)
+    fail(JsonPath().key(layout::kLayout),
+         "expected \"" + str(layout::kPerRank) + "\", got " + shortDump(value));
+}
+
+// rank_files: one entry per worker, in rank order.
+void Loader::loadRankFiles(const json &doc, Program &p) {
+  namespace layout = schema::layout;
+  const JsonPath where = JsonPath().key(layout::kRankFiles);
+  const json &list = require(doc, layout::kRankFiles, JsonPath());
+  checkArray(list, where);
+  if (list.size() != size_t(p.workers))
+    fail(where, "has " + std::to_string(list.size()) +
+                    " entries, expected one per worker (" + std::to_string(p.workers) + ")");
+  static constexpr std::string_view kFields[] = {layout::kRank, layout::kOwns,
+                                                 layout::kFile, layout::kBytes,
+                                                 layout::kCrc32};
   p.ranks.resize(size_t(p.workers));
-  for (int r = 0; r < p.workers; ++r)
-    loadRank(ranks[size_t(r)], r, p);
+  files_.resize(size_t(p.workers));
+  for (int r = 0; r < p.workers; ++r) {
+    const JsonPath at = where.index(r);
+    const json &e = list[size_t(r)];
+    checkObject(e, at);
+    checkFields(e, at, kFields);
+    int64_t rank = intField(e, layout::kRank, at, 0, kNoUpperBound);
+    if (rank != r)
+      fail(at.key(layout::kRank), "expected " + std::to_string(r) + ", got " +
+                                      std::to_string(rank) +
+                                      " (ranks must be listed in order)");
+    RankProgram &rp = p.ranks[size_t(r)];
+    rp.rank = r;
+    loadOwns(require(e, layout::kOwns, at), at.key(layout::kOwns), p, rp);
+    RankFile &f = files_[size_t(r)];
+    f.owns = rp.owns;
+    const json &file = require(e, layout::kFile, at);
+    if (!file.is_string())
+      fail(at.key(layout::kFile), "expected a string, got " + describeValue(file));
+    f.name = file.get<std::string>();
+    // A name inside the directory, nothing that leaves it.
+    if (f.name.empty() || f.name == "." || f.name == ".." ||
+        f.name.find('/') != std::string::npos || f.name.find('\0') != std::string::npos)
+      fail(at.key(layout::kFile), shortDump(file) +
+                                      " is not a plain file name (no '/', not '.' or '..')");
+    f.bytes = intField(e, layout::kBytes, at, 0, int64_t(1) << 48);
+    f.crc32 = uint32_t(intField(e, layout::kCrc32, at, 0, int64_t(1) << 32));
+  }
+}
 
-  // Every stage needs an owner to initialize and keep its weights.
+// collective_groups: the distinct member lists of all collective ops, in
+// the writer's order; Program::groups is exactly this list, so that every
+// rank creates the same communicators in the same order (transport.cpp).
+void Loader::loadCollectiveGroups(const json &doc, Program &p) {
+  const JsonPath where = JsonPath().key(schema::layout::kCollectiveGroups);
+  const json &list = require(doc, schema::layout::kCollectiveGroups, JsonPath());
+  checkArray(list, where);
+  for (size_t g = 0; g < list.size(); ++g) {
+    const JsonPath at = where.index(int64_t(g));
+    const json &members = list[g];
+    if (!members.is_array())
+      fail(at, "expected an array of ranks, got " + describeValue(members));
+    if (members.empty())
+      fail(at, "is empty");
+    std::vector<int> ranks;
+    for (size_t i = 0; i < members.size(); ++i) {
+      int r = int(toInt(members[i], at.index(int64_t(i)), 0, p.workers));
+      if (!ranks.empty() && r <= ranks.back())
+        fail(at.index(int64_t(i)), "ranks must be sorted and distinct, got " +
+                                       std::to_string(r) + " after " +
+                                       std::to_string(ranks.back()));
+      ranks.push_back(r);
+    }
+    auto [it, fresh] = groupIndex_.emplace(ranks, int(g));
+    if (!fresh)
+      fail(at, listString(ranks) + " is listed twice (first at " +
+                   str(schema::layout::kCollectiveGroups) + "[" +
+                   std::to_string(it->second) + "])");
+    p.groups.push_back(std::move(ranks));
+  }
+  fixedGroups_ = true;
+  groupUsed_.assign(p.groups.size(), 0);
+}
+
+// Every stage needs an owner to initialize and keep its weights.
+void Loader::checkOwners(const Program &p, const JsonPath &where,
+                         const std::string &list) const {
   std::vector<char> owned(size_t(p.stages), 0);
   for (const RankProgram &rp : p.ranks)
     for (int s : rp.owns)
       owned[size_t(s)] = 1;
   for (int s = 0; s < p.stages; ++s)
     if (!owned[size_t(s)])
-      fail(top.key(kRanks), "stage " + std::to_string(s) +
-                                " has no owner (no ranks[i].owns lists it)");
-  return p;
+      fail(where, "stage " + std::to_string(s) + " has no owner (no " + list +
+                      " lists it)");
+}
+
+void Loader::checkGroupsUsed() const {
+  for (size_t g = 0; g < groupUsed_.size(); ++g)
+    if (!groupUsed_[g])
+      throw ProgramError(indexSource_ + ": " +
+                         JsonPath().key(schema::layout::kCollectiveGroups).index(int64_t(g)).str() +
+                         ": no collective op of any rank has these members");
 }
 
 void Loader::checkVersion(const json &doc) const {
@@ -284,16 +481,14 @@ void Loader::checkVersion(const json &doc) const {
 // cannot exceed the compute ops in the file: checked before anything of
 // that size is allocated (a file claiming 2^31 stages is refused at once).
 // The slack lets the validator name a missing job precisely.
-void Loader::checkSize(const json &doc, const Program &p) const {
-  const int64_t computeOps = countComputeOps(doc);
+void Loader::checkSize(const Program &p, int64_t computeOps, const std::string &holds) const {
   const int64_t jobs = int64_t(p.stages) * p.microbatches;
   const int64_t directions = p.splitBackward && !p.scanned() ? 3 : 2;
   const int64_t limit = computeOps + 1024;
   if (jobs > limit || jobs * directions > limit)
     fail(JsonPath(), std::to_string(p.stages) + " stages x " +
                          std::to_string(p.microbatches) + " microbatches make " +
-                         std::to_string(jobs) + " jobs per direction, but the file has " +
-                         std::to_string(computeOps) +
+                         std::to_string(jobs) + " jobs per direction, but " + holds +
                          " compute ops (every forward and backward runs exactly once)");
 }
 
@@ -402,16 +597,19 @@ void Loader::loadCost(const json &doc, Program &p) const {
   optional(kTransfer, p.cost.transfer);
 }
 
-void Loader::loadRank(const json &v, int index, Program &p) {
+// `where`: ranks[index] in a single document, the root of a rank file.
+void Loader::loadRank(const json &v, const JsonPath &where, int index, Program &p) {
   using namespace schema::rank;
-  const JsonPath where = JsonPath().key(schema::top::kRanks).index(index);
   checkObject(v, where);
   checkFields(v, where, kAll);
   RankProgram &rp = p.ranks[size_t(index)];
   int64_t rank = intField(v, kRank, where, 0, kNoUpperBound);
   if (rank != index)
     fail(where.key(kRank), "expected " + std::to_string(index) + ", got " +
-                               std::to_string(rank) + " (ranks must be listed in order)");
+                               std::to_string(rank) +
+                               (where.empty() ? " (the index gives this file to rank " +
+                                                    std::to_string(index) + ")"
+                                              : std::string(" (ranks must be listed in order)")));
   rp.rank = index;
   loadOwns(require(v, kOwns, where), where.key(kOwns), p, rp);
 
@@ -654,109 +852,33 @@ int Loader::internGroup(const json &v, const JsonPath &where, int caller, Progra
     fail(where, listString(scratch_) + " does not contain the calling rank " +
                     std::to_string(caller));
   auto it = groupIndex_.find(scratch_);
-  if (it != groupIndex_.end())
+  if (it != groupIndex_.end()) {
+    if (fixedGroups_)
+      groupUsed_[size_t(it->second)] = 1;
     return it->second;
+  }
+  if (fixedGroups_) // a per-rank program lists every group in its index
+    fail(where, listString(scratch_) + " is not one of the index's " +
+                    str(schema::layout::kCollectiveGroups) + " (" + indexSource_ + ")");
   int index = int(p.groups.size());
   p.groups.push_back(scratch_);
   groupIndex_.emplace(scratch_, index);
   return index;
 }
 
-// Where the document first nests deeper than kMaxJsonDepth ("" if it
-// does not). One pass over the characters, strings skipped: much cheaper
-// than nlohmann's parser callback (which made parsing a 10^6-op program
-// seven times slower), and it names the place.
-std::string tooDeep(const std::string &text) {
-  int depth = 0;
-  size_t line = 1, lineStart = 0;
-  bool inString = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    switch (c) {
-    case '"':
-      inString = true;
-      break;
-    case '\n':
-      ++line;
-      lineStart = i + 1;
-      break;
-    case '[':
-    case '{':
-      if (++depth > kMaxJsonDepth)
-        return "at line " + std::to_string(line) + ", column " +
-               std::to_string(i - lineStart + 1) + " (byte " + std::to_string(i + 1) + ")";
-      break;
-    case ']':
-    case '}':
-      --depth;
-      break;
-    default:
-      break;
-    }
-  }
-  return "";
-}
-
-} // namespace
-
-Program parseProgram(const std::string &text, const std::string &source,
-                     int worldSize) {
-  // Nesting is bounded before parsing: nothing recurses over a deep
-  // document (nlohmann's parser does not, but dumping a value for a message
-  // would), and a valid program nests 8 levels at most.
-  // An empty file (one truncated to nothing, or not written yet) would be
-  // "invalid JSON at line 1, column 1 ... (byte 1)": say what it is.
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw ProgramError(source + (text.empty() ? ": the file is empty (0 bytes)"
-                                              : ": the file holds only whitespace") +
-                       ", not a program");
-  std::string deep = tooDeep(text);
-  if (!deep.empty())
-    throw ProgramError(source + ": JSON nested deeper than " +
-                       std::to_string(kMaxJsonDepth) + " levels " + deep +
-                       " (a program nests at most 8)");
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error &e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 3,
-    // column 5: ..."; keep the part after the prefix and add the byte offset.
-    std::string what = e.what();
-    const std::string marker = "parse error ";
-    size_t at = what.find(marker);
-    if (at != std::string::npos)
-      what = what.substr(at + marker.size());
-    throw ProgramError(source + ": invalid JSON " + what + " (byte " +
-                       std::to_string(e.byte) + ")");
-  } catch (const json::out_of_range &e) {
-    // A number beyond double's range (fuzz finding: "act_bytes":4e758).
-    // e.what() is "[json.exception.out_of_range.406] number overflow
-    // parsing '4e758'": nlohmann gives no offset, the number names it.
-    std::string what = e.what();
-    size_t at = what.find("] ");
-    if (at != std::string::npos)
-      what = what.substr(at + 2);
-    throw ProgramError(source + ": invalid JSON: " + what +
-                       " (beyond the range of a double)");
-  }
-  return Loader(source, worldSize).load(doc);
-}
-
-Program loadProgram(const std::string &path, int worldSize) {
+// The whole file; `expect` >= 0 is the size the index gives it, checked
+// before anything is read (a file from another compile, or one claiming a
+// size it does not have, costs no memory).
+std::string readFile(const std::string &path, int64_t expect = -1) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw ProgramError(path + ": is a directory, not a program file");
+  if (expect >= 0 && S_ISREG(st.st_mode) && int64_t(st.st_size) != expect)
+    throw ProgramError(path + ": " + std::to_string(st.st_size) +
+                       " bytes, the index says " + std::to_string(expect) +
+                       " (a file from another compile, or truncated?)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
@@ -773,7 +895,168 @@ Program loadProgram(const std::string &path, int worldSize) {
     }
     if (in.bad())
       throw ProgramError(path + ": read error: " + std::strerror(errno));
-    return parseProgram(text, path, worldSize);
+    return text;
+  } catch (const std::bad_alloc &) {
+    throw ProgramError(path + ": out of memory while reading a file of " +
+                       std::to_string((st.st_size + (1 << 20) - 1) >> 20) + " MiB");
+  }
+}
+
+void Loader::loadRankFile(const std::string &dir, int r, Program &p) {
+  const RankFile &f = files_[size_t(r)];
+  source_ = dir + "/" + f.name;
+  const std::string bytes = readFile(source_, f.bytes);
+  if (int64_t(bytes.size()) != f.bytes) // a pipe, or a file that changed
+    fail(JsonPath(), std::to_string(bytes.size()) + " bytes, the index says " +
+                         std::to_string(f.bytes) + " (a file from another compile?)");
+  const uint32_t crc = crc32Of(bytes);
+  if (crc != f.crc32)
+    fail(JsonPath(), "CRC-32 " + hex32(crc) + " differs from the index's " + hex32(f.crc32) +
+                         " (a file from another compile?)");
+  const json doc = decodeDocument(bytes, source_);
+  RankProgram &rp = p.ranks[size_t(r)];
+  rp.owns.clear();
+  rp.ownsSorted.clear();
+  loadRank(doc, JsonPath(), r, p);
+  if (rp.owns != f.owns)
+    fail(JsonPath().key(schema::rank::kOwns),
+         listString(rp.owns) + " differs from the index's " +
+             str(schema::layout::kRankFiles) + "[" + std::to_string(r) + "]." +
+             str(schema::layout::kOwns) + " " + listString(f.owns));
+  if (p.scanned())
+    fillScanValues(p, rp);
+}
+
+// What each scan tensor of a scanned backward holds, a vector or a matrix,
+// as far as rank rp's ops fix it: the validator fixes it from every rank's
+// writers, but a run of one rank's file has only that rank's ops. Its
+// writers and readers fix what it computes and reads, and so what it
+// receives (each receive is read here).
+void Loader::fillScanValues(Program &p, const RankProgram &rp) const {
+  using program::ScanValue;
+  p.scanValue.assign(size_t(p.scanTensors), ScanValue::None);
+  auto fix = [&](int64_t id, ScanValue value, const JsonPath &where) {
+    if (!p.isScanTensor(id))
+      return;
+    ScanValue &slot = p.scanValue[size_t(id - p.scanBase())];
+    if (slot != ScanValue::None && slot != value)
+      fail(where, describeTensor(p, id) + " is used both as a vector and as a matrix");
+    slot = value;
+  };
+  const JsonPath ops = JsonPath().key(schema::rank::kOps);
+  for (size_t i = 0; i < rp.ops.size(); ++i) {
+    const Op &op = rp.ops[i];
+    const JsonPath at = ops.index(int64_t(i));
+    if (program::isScan(op.kind))
+      fix(rp.writes(op)[0],
+          op.kind == OpKind::LossGrad   ? ScanValue::Vector
+          : op.kind == OpKind::Jacobian ? ScanValue::Matrix
+                                        : op.product,
+          at);
+    if (op.kind == OpKind::Combine) {
+      fix(rp.reads(op)[0], op.product, at);
+      fix(rp.reads(op)[1], ScanValue::Matrix, at);
+    } else if (op.kind == OpKind::BackwardWeight && rp.reads(op).size() > 0) {
+      fix(rp.reads(op)[0], ScanValue::Vector, at);
+    }
+  }
+  auto checkReceive = [&](const Op &op, const JsonPath &at) {
+    if (op.kind == OpKind::Recv && p.isScanTensor(op.tensor) &&
+        p.scanValue[size_t(op.tensor - p.scanBase())] == ScanValue::None)
+      fail(at, "receives " + describeTensor(p, op.tensor) +
+                   ", which no op of this rank reads (its size is unknown)");
+  };
+  for (size_t i = 0; i < rp.ops.size(); ++i) {
+    const Op &op = rp.ops[i];
+    checkReceive(op, ops.index(int64_t(i)));
+    if (op.kind == OpKind::Group)
+      for (uint32_t c = 0; c < op.count; ++c)
+        checkReceive(rp.childrenOf(op)[c],
+                     ops.index(int64_t(i)).key(schema::rank::kOps).index(c));
+  }
+}
+
+// The index of a per-rank directory: "" when it has none; throws when it
+// has both encodings' (which is the program?).
+std::string indexIn(const std::string &dir) {
+  std::string found;
+  for (program::Encoding e : {program::Encoding::Json, program::Encoding::Cbor}) {
+    const std::string name = indexName(e);
+    struct stat st {};
+    if (stat((dir + "/" + name).c_str(), &st) != 0)
+      continue;
+    if (!found.empty())
+      throw ProgramError(dir + ": holds both " + found + " and " + name +
+                         " (one program has one index: remove the stale one)");
+    found = name;
+  }
+  return found;
+}
+
+bool isIndexName(const std::string &name) {
+  for (program::Encoding e : {program::Encoding::Json, program::Encoding::Cbor})
+    if (name == indexName(e))
+      return true;
+  return false;
+}
+
+// A per-rank program: its index, then rank `rank`'s file (-1: every rank's).
+Program loadPerRank(const std::string &dir, const std::string &index, int worldSize,
+                    int rank) {
+  const std::string indexPath = dir + "/" + index;
+  const std::string bytes = readFile(indexPath);
+  Loader loader(indexPath, worldSize);
+  Program p = loader.loadIndex(decodeDocument(bytes, indexPath));
+  p.source = dir;
+  p.perRank = true;
+  p.indexCrc32 = crc32Of(bytes);
+  if (rank >= p.workers) // a run checks its world size first
+    throw ProgramError(indexPath + ": the program is for " + std::to_string(p.workers) +
+                       " ranks, not rank " + std::to_string(rank));
+  if (rank >= 0) {
+    p.onlyRank = rank;
+    loader.loadRankFile(dir, rank, p);
+    return p;
+  }
+  for (int r = 0; r < p.workers; ++r)
+    loader.loadRankFile(dir, r, p);
+  loader.checkGroupsUsed();
+  return p;
+}
+
+} // namespace
+
+Program parseProgram(const std::string &text, const std::string &source,
+                     int worldSize) {
+  json doc = decodeDocument(text, source);
+  return Loader(source, worldSize).load(doc);
+}
+
+Program loadProgram(const std::string &path, int worldSize, int rank) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    throw ProgramError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) {
+    std::string dir = path;
+    while (dir.size() > 1 && dir.back() == '/')
+      dir.pop_back();
+    std::string index = indexIn(dir);
+    if (index.empty())
+      throw ProgramError(path + ": is a directory without " + indexNames() +
+                         ", not a per-rank program");
+    return loadPerRank(dir, index, worldSize, rank);
+  }
+  // The index file of a per-rank directory names the directory.
+  const size_t slash = path.rfind('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (isIndexName(name)) {
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    if (indexIn(dir) != name) // the other index exists too: indexIn threw
+      throw ProgramError(path + ": not found in its directory");
+    return loadPerRank(dir, name, worldSize, rank);
+  }
+  try {
+    return parseProgram(readFile(path), path, worldSize);
   } catch (const std::bad_alloc &) {
     // The JSON document takes ~10x the file's size in memory.
     throw ProgramError(path + ": out of memory while loading a file of " +

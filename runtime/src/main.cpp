@@ -3,6 +3,7 @@
 #include "abort_job.h"
 #include "agreement.h"
 #include "cpu_backend.h"
+#include "document.h"
 #include "executor.h"
 #include "loader.h"
 #include "options.h"
@@ -127,6 +128,28 @@ std::string scannedSupport(const Options &o) {
            std::to_string(o.batch * o.hidden * o.hidden) +
            " floats per Jacobian, more than 2^28";
   return "";
+}
+
+// Whether every rank read the same per-rank index (or every rank a single
+// document): each checked its own file against its index, so one index
+// binds all the files. A single document counts as 2^32, no CRC-32.
+bool sameIndex(const Program &program, int rank, double timeout) {
+  const long long mine = program.perRank ? (long long)program.indexCrc32 : 1ll << 32;
+  long long lo = 0, hi = 0;
+  if (sameOnEveryRank(mine, rank, timeout, "compare their program's index", lo, hi))
+    return true;
+  if (rank == 0) {
+    auto name = [](long long v) {
+      return v == 1ll << 32 ? std::string("a single document")
+                            : "an index of CRC-32 " + hex32(uint32_t(v));
+    };
+    std::fprintf(stderr,
+                 "pipeline-run: the ranks read different programs: %s and %s (every "
+                 "rank must be given the same program)\n",
+                 name(lo).c_str(), name(hi).c_str());
+    std::fflush(stderr);
+  }
+  return false;
 }
 
 int maxTag() {
@@ -344,12 +367,19 @@ int run(int argc, char **argv, int rank, int size) {
   }
 
   // Load and validate before any communication but the error agreement:
-  // every rank checks the whole document.
+  // every rank checks the whole document. Of a per-rank program a rank
+  // reads the index and its own file, and checks what needs only its own
+  // ops (validateRank): the compiler proved the programs together, --check
+  // proves them again, and the CRC-32s bind the files to the index the
+  // ranks agree on.
   std::string error;
   Program program;
   try {
-    program = loadProgram(o.program, o.check ? -1 : size);
-    validate(program, ValidateOptions{maxTag()});
+    program = loadProgram(o.program, o.check ? -1 : size, o.check ? -1 : rank);
+    if (program.onlyRank < 0)
+      validate(program, ValidateOptions{maxTag()});
+    else
+      validateRank(program, program.onlyRank, ValidateOptions{maxTag()});
     if (!o.check && o.failRank >= size)
       error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
               " is out of range [0, " + std::to_string(size) + ")";
@@ -361,6 +391,7 @@ int run(int argc, char **argv, int rank, int size) {
       error = "pipeline-run: --profile times forwards and backwards per stage; a "
               "scanned backward (BPPSA) has no backwards to time";
     else if (!o.check && o.failRank >= 0 &&
+             (program.onlyRank < 0 || program.onlyRank == o.failRank) &&
              size_t(o.failAtOp) >= program.ranks[o.failRank].ops.size())
       error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +
               std::to_string(o.failRank) + " has " +
@@ -371,6 +402,8 @@ int run(int argc, char **argv, int rank, int size) {
     error = e.what();
   }
   if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
+    return 1;
+  if (!o.check && !sameIndex(program, rank, o.timeout))
     return 1;
   if (o.check) {
     if (rank == 0)

@@ -14,6 +14,10 @@ const char *usage() {
        pipeline-run --reference-only [program.json] [options]
        pipeline-run --check program.json
 
+program.json: one document, JSON or CBOR; or a directory in the per-rank
+layout (its index.json or index.cbor and one file per rank: each rank reads
+the index and its own file; --check reads them all)
+
 model and data (every rank derives the same values from --seed):
   --hidden H             width of every layer (default 64)
   --batch N              rows per microbatch (default 8)

@@ -33,6 +33,13 @@ public:
     checkMatching(p_);
   }
 
+  // The checks that need rank r's ops alone (the others' may be absent:
+  // only everyone's `owns` is read).
+  void runRank(int r) {
+    checkRank(p_.ranks[size_t(r)]);
+    checkTags();
+  }
+
 private:
   enum WeightState : uint8_t { kNone, kPending, kFetched };
 
@@ -460,6 +467,10 @@ void Validator::checkTags() const {
 
 void validate(const Program &program, const ValidateOptions &options) {
   Validator(program, options).run();
+}
+
+void validateRank(const Program &program, int rank, const ValidateOptions &options) {
+  Validator(program, options).runRank(rank);
 }
 
 } // namespace pipesched::runtime

@@ -20,4 +20,12 @@ struct ValidateOptions {
 
 void validate(const Program &program, const ValidateOptions &options = {});
 
+// What validate() checks of one rank that needs no other rank's ops: what
+// it reads is computed or received before, the weights it computes with
+// are owned or fetched, its gradients reach its optimizer steps, its tied
+// reductions, its tags (below the bound, distinct among its sends). A run
+// of a per-rank program (Program::onlyRank) checks its own rank with it;
+// the rest (jobs once, matching, deadlock freedom) needs every rank's ops.
+void validateRank(const Program &program, int rank, const ValidateOptions &options = {});
+
 } // namespace pipesched::runtime

@@ -355,7 +355,9 @@ TEST(Loader, Files) {
     FAIL();
   } catch (const ProgramError &e) {
     EXPECT_EQ(std::string(e.what()),
-              std::string(PIPESCHED_TEST_PROGRAMS) + ": is a directory, not a program file");
+              std::string(PIPESCHED_TEST_PROGRAMS) +
+                  ": is a directory without index.json or index.cbor, not a per-rank "
+                  "program");
   }
   try {
     loadProgram(programPath("missing.json"), 2);
