@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks pipeline-compile's program files against each other.
 
-  check-layouts.py PIPELINE-COMPILE [--lower-options=OPTS] SPEC...
+  check-layouts.py PIPELINE-COMPILE [--lower-options=OPTS]
+                   [--check PIPELINE-RUN] SPEC...
 
 For each spec: the program written from the plan (the default) has exactly
 the bytes of the one written through the rank IR (--through-rank-ir); the
@@ -11,7 +12,9 @@ its header plus `layout`, `rank_files` with each file's size and CRC-32, and
 each rank file is its `ranks[r]`); the CBOR encoding (--encoding=cbor, both
 layouts) decodes to the same document. The CBOR decoder below is this
 test's own (RFC 8949, the subset a program uses), independent of the
-writer. Prints one line per spec and exits non-zero on the first mismatch.
+writer. With --check, the runtime's `pipeline-run --check` accepts the CBOR
+document and both per-rank directories (it validates them across ranks).
+Prints one line per spec and exits non-zero on the first mismatch.
 A spec's `// lower-options: ...` line is passed as --lower-options.
 """
 
@@ -129,7 +132,17 @@ def check_per_rank(directory, doc, ext, load):
             raise Failure("%s differs from ranks[%d]" % (want_name, r))
 
 
-def check(compiler, spec, options, tmp):
+def runtime_check(runner, path, doc):
+    """pipeline-run --check on a program file or directory."""
+    env = dict(os.environ, OMPI_MCA_ess_singleton_isolated="1")
+    p = subprocess.run([runner, "--check", path], capture_output=True, text=True, env=env)
+    want = "OK: %d ranks, %d stages, %d microbatches" % (
+        doc["workers"], doc["stages"], doc["microbatches"])
+    if p.returncode != 0 or want not in p.stdout:
+        raise Failure("pipeline-run --check %s: %s" % (path, (p.stdout + p.stderr).strip()[-800:]))
+
+
+def check(compiler, spec, options, tmp, runner=None):
     if options is None:
         m = re.search(r"^// lower-options: (.*)$", open(spec).read(), re.M)
         options = m.group(1).strip() if m else ""
@@ -146,6 +159,8 @@ def check(compiler, spec, options, tmp):
     compile_(compiler, spec, options, cbor, "--encoding=cbor")
     if decode_cbor(open(cbor, "rb").read()) != doc:
         raise Failure("the CBOR document differs from the JSON one")
+    if runner:
+        runtime_check(runner, cbor, doc)
     load_json = lambda p: json.load(open(p))
     load_cbor = lambda p: decode_cbor(open(p, "rb").read())
     for encoding, ext, load in (("json", ".json", load_json), ("cbor", ".cbor", load_cbor)):
@@ -153,22 +168,30 @@ def check(compiler, spec, options, tmp):
         compile_(compiler, spec, options, directory, "--layout=per-rank",
                  "--encoding=" + encoding)
         check_per_rank(directory, doc, ext, load)
+        if runner:
+            runtime_check(runner, directory, doc)
     ops = sum(len(r["ops"]) for r in doc["ranks"])
-    return "%d ranks, %d ops: plan = rank IR, per-rank and CBOR equal" % (len(doc["ranks"]), ops)
+    return "%d ranks, %d ops: plan = rank IR, per-rank and CBOR equal%s" % (
+        len(doc["ranks"]), ops, ", pipeline-run --check: OK" if runner else "")
 
 
 def main(argv):
-    compiler, options, specs = argv[0], None, []
-    for arg in argv[1:]:
+    compiler, options, runner, specs = argv[0], None, None, []
+    args = argv[1:]
+    while args:
+        arg = args.pop(0)
         if arg.startswith("--lower-options="):
             options = arg.split("=", 1)[1]
+        elif arg == "--check":
+            runner = args.pop(0)
         else:
             specs.append(arg)
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for spec in specs:
             try:
-                print("%s: %s" % (os.path.basename(spec), check(compiler, spec, options, tmp)))
+                print("%s: %s" % (os.path.basename(spec),
+                                  check(compiler, spec, options, tmp, runner)))
             except Failure as e:
                 failed += 1
                 print("FAIL: %s: %s" % (spec, e))

@@ -142,7 +142,7 @@ def check(spec, tmp):
         run(cmd, "pipeline-compile")
         # The same program from the rank IR, per rank and in CBOR.
         try:
-            layouts.check(compiler, spec, options, tmp)
+            layouts.check(compiler, spec, options, tmp, runner)
         except layouts.Failure as e:
             raise Failure(str(e))
         summary += "; layouts equal"
