@@ -1,8 +1,7 @@
 // pipesched-bench-load: how fast pipeline-run loads a big program
-// (docs/program-format.md, "Big programs"; bench/load.sh runs it).
+// (docs/program-format.md, "Big programs"; bench/run's loading table runs
+// it on what pipeline-compile writes in each layout and encoding).
 //
-//   pipesched-bench-load convert PROGRAM.json OUT.cbor   the same document in CBOR
-//   pipesched-bench-load split PROGRAM.json DIR json|cbor   the per-rank layout
 //   pipesched-bench-load load PATH [RANK]
 //
 // `load` times what a rank of pipeline-run does before any communication:
@@ -15,29 +14,17 @@
 #include "loader.h"
 #include "validator.h"
 
-#include "../../runtime/tests/support/split_program.h"
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 using namespace pipesched::runtime;
-using json = nlohmann::json;
 
 namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-json readJson(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(path + ": cannot open");
-  return json::parse(in);
 }
 
 int load(const std::string &path, int rank) {
@@ -59,10 +46,7 @@ int load(const std::string &path, int rank) {
 }
 
 int usage() {
-  std::fputs("usage: pipesched-bench-load convert PROGRAM.json OUT.cbor\n"
-             "       pipesched-bench-load split PROGRAM.json DIR json|cbor\n"
-             "       pipesched-bench-load load PATH [RANK]\n",
-             stderr);
+  std::fputs("usage: pipesched-bench-load load PATH [RANK]\n", stderr);
   return 2;
 }
 
@@ -71,20 +55,6 @@ int usage() {
 int main(int argc, char **argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
-    if (mode == "convert" && argc == 4) {
-      split::writeFile(argv[3],
-                       split::encodeDocument(readJson(argv[2]), pipesched::program::Encoding::Cbor));
-      return 0;
-    }
-    if (mode == "split" && argc == 5) {
-      const std::string e = argv[4];
-      if (e != "json" && e != "cbor")
-        return usage();
-      split::splitProgram(readJson(argv[2]), argv[3],
-                          e == "json" ? pipesched::program::Encoding::Json
-                                      : pipesched::program::Encoding::Cbor);
-      return 0;
-    }
     if (mode == "load" && (argc == 3 || argc == 4))
       return load(argv[2], argc == 4 ? std::atoi(argv[3]) : -1);
   } catch (const std::exception &e) {
