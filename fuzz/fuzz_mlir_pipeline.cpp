@@ -12,8 +12,12 @@
 // A first line `// search: OPTIONS` instead runs --sched-search first
 // ("memory-limit=2 top=3 exact", also memory-limit-bytes), with candidates
 // of at most 512 jobs and the exact solver held to 20000 nodes.
+// The same module also takes pipeline-compile's own path: the scheduling
+// phase, then the program written straight from the plan (compileProgram),
+// in JSON and CBOR; where both paths succeed, the two JSON documents must
+// be byte-identical, and where only one does, that is a finding too.
 // Every failure must be a diagnostic; a crash, sanitizer report, leak,
-// timeout or OOM is a finding.
+// timeout, OOM or a difference between the paths is a finding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -64,6 +69,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   llvm::StringRef optionText;
   PassManager pm(&context, ModuleOp::getOperationName());
+  // pipeline-compile's path starts from the same passes on a copy.
+  OwningOpRef<ModuleOp> direct = cast<ModuleOp>((*module)->clone());
+  PassManager directPm(&context, ModuleOp::getOperationName());
   if (text.consume_front("// search:")) {
     pipesched::SchedSearchOptions search;
     search.maxJobs = 512;
@@ -86,6 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     pm.addPass(pipesched::createSchedSearch(search));
+    directPm.addPass(pipesched::createSchedSearch(search));
   } else if (text.consume_front("// lower:")) {
     optionText = text.take_until([](char c) { return c == '\n'; }).trim();
   }
@@ -95,12 +104,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (options->maxJobs > 4096 || optionText.find("max-jobs") == llvm::StringRef::npos)
     options->maxJobs = 4096;
   pipesched::buildLowerPipeline(pm, *options);
-  if (failed(pm.run(*module)) || failed(verify(*module)))
-    return 0;
-
   std::string program;
-  llvm::raw_string_ostream os(program);
-  // The pipeline proved the programs deadlock-free already.
-  (void)pipesched::exportProgram(*module, os, /*verify=*/false);
+  bool throughIR = succeeded(pm.run(*module)) && succeeded(verify(*module));
+  if (throughIR) {
+    llvm::raw_string_ostream os(program);
+    // The pipeline proved the programs deadlock-free already.
+    throughIR = succeeded(pipesched::exportProgram(*module, os, /*verify=*/false));
+  }
+
+  pipesched::buildSchedulePipeline(directPm, *options);
+  std::string fromPlan, cbor;
+  bool planned = succeeded(directPm.run(*direct));
+  if (planned) {
+    llvm::raw_string_ostream os(fromPlan);
+    pipesched::ProgramEncoder out(os, pipesched::program::Encoding::Json);
+    planned = succeeded(pipesched::compileProgram(*direct, options->prefetchDepth,
+                                                  options->verify, out));
+  }
+  if (planned) {
+    llvm::raw_string_ostream os(cbor);
+    pipesched::ProgramEncoder out(os, pipesched::program::Encoding::Cbor);
+    if (failed(pipesched::compileProgram(*direct, options->prefetchDepth,
+                                         options->verify, out)))
+      abort(); // it just succeeded on the same module
+  }
+  if (planned != throughIR || (planned && fromPlan != program)) {
+    llvm::errs() << "fuzz-mlir-pipeline: the program written from the plan ("
+                 << (planned ? "written" : "refused")
+                 << ") differs from the one through the rank IR ("
+                 << (throughIR ? "written" : "refused") << ")\n";
+    abort();
+  }
   return 0;
 }

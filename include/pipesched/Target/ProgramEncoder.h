@@ -121,6 +121,8 @@ public:
   llvm::Error finish();
 
 private:
+  /// `index.json` or `index.cbor`.
+  static std::string indexName(program::Encoding e);
   void beginOp(program::OpKind kind);
   void endOp();
   void field(program::Field f, int64_t value);

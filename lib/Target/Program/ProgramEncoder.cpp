@@ -216,9 +216,28 @@ ProgramEncoder::ProgramEncoder(llvm::raw_ostream &os, Encoding encoding)
 
 ProgramEncoder::ProgramEncoder(llvm::StringRef dir, Encoding encoding)
     : encoding(encoding), layout(ProgramLayout::PerRank), dir(dir.str()) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     error = llvm::createStringError(ec, "%s: cannot create the directory: %s",
                                     this->dir.c_str(), ec.message().c_str());
+    return;
+  }
+  // An index left by an earlier compile goes first: the new one is written
+  // last, after every rank file, so a compile that fails midway leaves a
+  // directory without an index (refused as such), never an old index over
+  // a mix of old and new rank files.
+  for (Encoding e : {Encoding::Json, Encoding::Cbor}) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, indexName(e));
+    std::error_code removed = llvm::sys::fs::remove(path);
+    if (removed && !error)
+      error = llvm::createStringError(removed, "%s: cannot remove: %s",
+                                      path.c_str(), removed.message().c_str());
+  }
+}
+
+std::string ProgramEncoder::indexName(Encoding e) {
+  return std::string(schema::layout::kIndexStem) +
+         std::string(schema::extension(e));
 }
 
 ProgramEncoder::~ProgramEncoder() { llvm::consumeError(std::move(error)); }
@@ -515,17 +534,8 @@ llvm::Error ProgramEncoder::finish() {
     return std::move(error);
   // The index: the header, then what each rank's file holds.
   namespace lay = schema::layout;
-  std::string ext(schema::extension(encoding));
-  llvm::SmallString<256> path(dir), other(dir);
-  llvm::sys::path::append(path, (lay::kIndexStem.data() + ext));
-  // An index of the other encoding left by an earlier compile would make
-  // the directory ambiguous.
-  llvm::sys::path::append(
-      other, (lay::kIndexStem.data() +
-              std::string(schema::extension(encoding == Encoding::Json
-                                                ? Encoding::Cbor
-                                                : Encoding::Json))));
-  (void)llvm::sys::fs::remove(other);
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, indexName(encoding));
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
