@@ -117,13 +117,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bool planned = succeeded(directPm.run(*direct));
   if (planned) {
     llvm::raw_string_ostream os(fromPlan);
-    pipesched::ProgramEncoder out(os, pipesched::program::Encoding::Json);
+    pipesched::ProgramEncoder out =
+        pipesched::ProgramEncoder::toStream(os, pipesched::program::Encoding::Json);
     planned = succeeded(pipesched::compileProgram(*direct, options->prefetchDepth,
                                                   options->verify, out));
   }
   if (planned) {
     llvm::raw_string_ostream os(cbor);
-    pipesched::ProgramEncoder out(os, pipesched::program::Encoding::Cbor);
+    pipesched::ProgramEncoder out =
+        pipesched::ProgramEncoder::toStream(os, pipesched::program::Encoding::Cbor);
     if (failed(pipesched::compileProgram(*direct, options->prefetchDepth,
                                          options->verify, out)))
       abort(); // it just succeeded on the same module

@@ -94,8 +94,9 @@ public:
       entries[fill[point]++] = entry;
     std::vector<std::pair<uint32_t, Entry>>().swap(added);
   }
-  /// Worker c's entries at point b in key order (after bucket()).
-  std::pair<const Entry *, size_t> sortedAt(int32_t c, uint32_t b) {
+  /// Sorts worker c's entries at point b into key order and returns them
+  /// (after bucket()).
+  std::pair<const Entry *, size_t> sortEntriesAt(int32_t c, uint32_t b) {
     Entry *first = entries.data() + begin[base[c] + b];
     Entry *last = entries.data() + begin[base[c] + b + 1];
     std::sort(first, last,
@@ -250,10 +251,37 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
 
   // Data messages, once per (producer, receiving worker).
   std::vector<Pending> pending;
-  // Per producer, its messages so far as a list (a producer has a few
-  // consumers): no hash table over millions of jobs.
+  // Per producer, its messages so far: a short list (a producer has a few
+  // receiving workers), no hash table over millions of jobs; past kShort
+  // receivers (a stage consumed on many workers) a hash table for that
+  // producer, so that no lookup walks more than kShort entries. The links
+  // are indexed like `pending`: the data messages come first in it (the
+  // weight messages, pushed after this loop, have none).
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  constexpr uint8_t kShort = 8;
   std::vector<uint32_t> firstMessage(p.jobs.size(), kNone), nextMessage;
+  std::vector<uint8_t> receivers(p.jobs.size(), 0); // saturates at kShort + 1
+  std::unordered_map<uint64_t, uint32_t> wide;       // producer * W + receiver
+  auto findMessage = [&](uint32_t producer, int32_t receiver) {
+    if (receivers[producer] > kShort) {
+      auto it = wide.find(uint64_t(producer) * W + uint64_t(receiver));
+      return it == wide.end() ? kNone : it->second;
+    }
+    uint32_t m = firstMessage[producer];
+    while (m != kNone && pending[m].message.receiver != receiver)
+      m = nextMessage[m];
+    return m;
+  };
+  auto addMessage = [&](uint32_t producer, uint32_t index) {
+    nextMessage.push_back(firstMessage[producer]);
+    firstMessage[producer] = index;
+    if (receivers[producer] <= kShort && ++receivers[producer] <= kShort)
+      return;
+    // Past kShort: every message of the producer is in the table.
+    for (uint32_t m = index; m != kNone; m = nextMessage[m])
+      wide.emplace(uint64_t(producer) * W + uint64_t(pending[m].message.receiver),
+                   m);
+  };
   for (uint32_t c = 0; c < p.jobs.size(); ++c) {
     const PlannedJob &consumer = p.jobs[c];
     for (uint32_t k = p.inputBegin[c]; k < p.inputBegin[c + 1]; ++k) {
@@ -262,16 +290,11 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
       if (made.worker == consumer.worker)
         continue;
       uint32_t consumerAt = indexOnWorker(c);
-      uint32_t same = firstMessage[producer];
-      while (same != kNone && pending[same].message.receiver != consumer.worker)
-        same = nextMessage[same];
-      if (same != kNone) {
+      if (uint32_t same = findMessage(producer, consumer.worker); same != kNone) {
         Pending &m = pending[same];
         m.receiverAt = std::min(m.receiverAt, consumerAt);
         continue;
       }
-      nextMessage.push_back(firstMessage[producer]);
-      firstMessage[producer] = uint32_t(pending.size());
       Message m{made.direction == Direction::Forward ? Message::Activation
                 : made.direction == Direction::Scan    ? Message::Scan
                                                        : Message::Gradient,
@@ -280,6 +303,7 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
                 made.outputBytes >= 0 ? made.outputBytes : p.actBytes};
       pending.push_back({m, span[producer].second, int64_t(pending.size()),
                          indexOnWorker(producer) + 1, consumerAt});
+      addMessage(producer, uint32_t(pending.size() - 1));
     }
   }
   // Both ends at their first point at or after the production time: the
@@ -413,12 +437,12 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     reductionOf[r.reduction.stage] = i;
     for (auto [member, point] : r.at) {
       if (r.reduction.members.size() > 1)
-        at.add(member, point, 
+        at.add(member, point,
             {PlanOp::Collective, i, {r.time, 2, r.reduction.stage}});
       if (!tied[r.reduction.stage] &&
           std::binary_search(r.reduction.owners.begin(),
                              r.reduction.owners.end(), member))
-        at.add(member, point, 
+        at.add(member, point,
             {PlanOp::OptimizerStep, i, {r.time, 3, r.reduction.stage}});
     }
     plan.reductions.push_back(r.reduction);
@@ -450,7 +474,7 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
       at.add(m, point, {PlanOp::TiedGrad, index, key});
       for (int64_t s : group)
         if (owners[s].count(m))
-          at.add(m, point, 
+          at.add(m, point,
               {PlanOp::OptimizerStep, reductionOf[s], {time, 3, s}});
     };
     if (local) {
@@ -476,7 +500,7 @@ CommPlan pipesched::scheduling::planCommunication(const CommProblem &p) {
     int32_t groups = 0;
     const WorkerJobs &w = workers[c];
     for (uint32_t b = 0; b <= w.jobs.size(); ++b) {
-      auto [entries, count] = at.sortedAt(c, b);
+      auto [entries, count] = at.sortEntriesAt(c, b);
       for (size_t e = 0; e < count;) {
         size_t end = e + 1;
         while (entries[e].isPointToPoint() && end < count &&
@@ -525,6 +549,9 @@ std::string CommPlan::verify(const CommProblem &p) const {
     for (size_t i = 0; i < program.size(); ++i) {
       const PlanOp &op = program[i];
       // A group is one step of the abstract execution.
+      // Only transfers are grouped: the first op of a group opens its step.
+      if (op.group >= 0 && op.kind != PlanOp::Send && op.kind != PlanOp::Recv)
+        return where(w, i) + "a group holds an op that is not a transfer";
       bool sameGroup = op.group >= 0 && i > 0 && program[i - 1].group == op.group;
       // Only communication is a step of the abstract execution (local ops
       // complete at once): most ops of a program make none.

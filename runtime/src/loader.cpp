@@ -30,10 +30,7 @@ constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
 // "writes":[0]} is 46 bytes): the index's file sizes bound the jobs.
 constexpr int64_t kMinComputeOpBytes = 40;
 
-// "index.json", "index.cbor": the per-rank layout's index in an encoding.
-std::string indexName(program::Encoding e) {
-  return std::string(schema::layout::kIndexStem) + std::string(program::extension(e));
-}
+using schema::layout::indexName;
 // "index.json or index.cbor", for messages.
 std::string indexNames() {
   return indexName(program::Encoding::Json) + " or " + indexName(program::Encoding::Cbor);
@@ -132,6 +129,21 @@ struct RankFile {
   std::vector<int> owns;
 };
 
+// stat() of a program file: refuses a missing file, a directory, and a
+// regular file whose size is not `expect` (when >= 0: the index's).
+struct stat statProgramFile(const std::string &path, int64_t expect) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    throw ProgramError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw ProgramError(path + ": is a directory, not a program file");
+  if (expect >= 0 && S_ISREG(st.st_mode) && int64_t(st.st_size) != expect)
+    throw ProgramError(path + ": " + std::to_string(st.st_size) +
+                       " bytes, the index says " + std::to_string(expect) +
+                       " (a file from another compile, or truncated?)");
+  return st;
+}
+
 class Loader {
 public:
   Loader(std::string source, int worldSize)
@@ -142,7 +154,9 @@ public:
   // A per-rank index (docs/program-format.md, "Big programs"): the
   // top-level fields, every rank's `owns` and the collective groups; no ops
   // yet (loadRankFile adds a rank's).
-  Program loadIndex(const json &doc);
+  // `dir` holds the rank files: each must be there, of the size the index
+  // gives (the sizes bound the program before anything of it is allocated).
+  Program loadIndex(const json &doc, const std::string &dir);
   // Rank r's file in `dir`, checked against the index (size and CRC-32
   // before parsing, then rank and owns), its ops loaded into p.ranks[r].
   void loadRankFile(const std::string &dir, int r, Program &p);
@@ -244,6 +258,7 @@ private:
   // (fixed: a member list not among them is an error) with whether some
   // op uses each.
   std::string indexSource_;
+  std::string dir_;
   std::vector<RankFile> files_;
   bool fixedGroups_ = false;
   std::vector<char> groupUsed_;
@@ -267,9 +282,10 @@ Program Loader::load(const json &doc) {
   return p;
 }
 
-Program Loader::loadIndex(const json &doc) {
+Program Loader::loadIndex(const json &doc, const std::string &dir) {
   Program p;
   indexSource_ = source_;
+  dir_ = dir;
   loadTop(doc, p, /*index=*/true);
   loadCollectiveGroups(doc, p);
   checkOwners(p, JsonPath().key(schema::layout::kRankFiles),
@@ -405,6 +421,11 @@ void Loader::loadRankFiles(const json &doc, Program &p) {
                                       " is not a plain file name (no '/', not '.' or '..')");
     f.bytes = intField(e, layout::kBytes, at, 0, int64_t(1) << 48);
     f.crc32 = uint32_t(intField(e, layout::kCrc32, at, 0, int64_t(1) << 32));
+    // The sizes bound the program before any of it is allocated, so each
+    // is checked against its file now, by every rank (the rank files must
+    // all be visible: one shared directory); the CRC-32 only by the rank
+    // that reads the file.
+    (void)statProgramFile(dir_ + "/" + f.name, f.bytes);
   }
 }
 
@@ -870,15 +891,7 @@ int Loader::internGroup(const json &v, const JsonPath &where, int caller, Progra
 // before anything is read (a file from another compile, or one claiming a
 // size it does not have, costs no memory).
 std::string readFile(const std::string &path, int64_t expect = -1) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0)
-    throw ProgramError(path + ": cannot open: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    throw ProgramError(path + ": is a directory, not a program file");
-  if (expect >= 0 && S_ISREG(st.st_mode) && int64_t(st.st_size) != expect)
-    throw ProgramError(path + ": " + std::to_string(st.st_size) +
-                       " bytes, the index says " + std::to_string(expect) +
-                       " (a file from another compile, or truncated?)");
+  const struct stat st = statProgramFile(path, expect);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
@@ -1000,13 +1013,12 @@ bool isIndexName(const std::string &name) {
   return false;
 }
 
-// A per-rank program: its index, then rank `rank`'s file (-1: every rank's).
-Program loadPerRank(const std::string &dir, const std::string &index, int worldSize,
-                    int rank) {
-  const std::string indexPath = dir + "/" + index;
-  const std::string bytes = readFile(indexPath);
+// A per-rank program: its index (read already), then rank `rank`'s file
+// (-1: every rank's).
+Program loadPerRank(const std::string &dir, const std::string &indexPath,
+                    const std::string &bytes, const json &index, int worldSize, int rank) {
   Loader loader(indexPath, worldSize);
-  Program p = loader.loadIndex(decodeDocument(bytes, indexPath));
+  Program p = loader.loadIndex(index, dir);
   p.source = dir;
   p.perRank = true;
   p.indexCrc32 = crc32Of(bytes);
@@ -1036,30 +1048,39 @@ Program loadProgram(const std::string &path, int worldSize, int rank) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
+  std::string dir, file = path;
   if (S_ISDIR(st.st_mode)) {
-    std::string dir = path;
+    dir = path;
     while (dir.size() > 1 && dir.back() == '/')
       dir.pop_back();
     std::string index = indexIn(dir);
     if (index.empty())
       throw ProgramError(path + ": is a directory without " + indexNames() +
                          ", not a per-rank program");
-    return loadPerRank(dir, index, worldSize, rank);
-  }
-  // The index file of a per-rank directory names the directory.
-  const size_t slash = path.rfind('/');
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (isIndexName(name)) {
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-    if (indexIn(dir) != name) // the other index exists too: indexIn threw
-      throw ProgramError(path + ": not found in its directory");
-    return loadPerRank(dir, name, worldSize, rank);
+    file = dir + "/" + index;
   }
   try {
-    return parseProgram(readFile(path), path, worldSize);
+    std::string bytes = readFile(file);
+    json doc = decodeDocument(bytes, file);
+    // What the file is decides, not its name: an index has `layout` (a
+    // single document with one is refused by the loader).
+    // A directory's index is loaded as one, whatever it holds (the loader
+    // names what it lacks).
+    const bool index = !dir.empty() ||
+                       (doc.is_object() && doc.contains(std::string(schema::layout::kLayout)) &&
+                        !doc.contains(std::string(schema::top::kRanks)));
+    if (!index)
+      return Loader(path, worldSize).load(doc);
+    if (dir.empty()) { // the index file itself names its directory
+      const size_t slash = path.rfind('/');
+      dir = slash == std::string::npos ? "." : path.substr(0, slash);
+      if (isIndexName(path.substr(slash == std::string::npos ? 0 : slash + 1)))
+        (void)indexIn(dir); // refuses a directory holding both indexes
+    }
+    return loadPerRank(dir, file, bytes, doc, worldSize, rank);
   } catch (const std::bad_alloc &) {
     // The JSON document takes ~10x the file's size in memory.
-    throw ProgramError(path + ": out of memory while loading a file of " +
+    throw ProgramError(file + ": out of memory while loading a file of " +
                        std::to_string((st.st_size + (1 << 20) - 1) >> 20) + " MiB");
   }
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 
@@ -226,6 +227,65 @@ TEST(CommPlan, VerifyFindsBrokenPlans) {
   std::swap(swapped.programs[1][recvs[0]].index,
             swapped.programs[1][recvs[1]].index);
   EXPECT_NE(swapped.verify(p), "");
+
+  // Only transfers are grouped.
+  CommPlan groupedJob = plan;
+  groupedJob.programs[0].front().group = 99;
+  EXPECT_NE(groupedJob.verify(p).find("a group holds an op that is not a transfer"),
+            std::string::npos);
+}
+
+// A tensor consumed on many workers is sent once to each, however many of
+// them (past the planner's short list of receivers per producer, a table)
+// and however many of its consumers share a worker.
+TEST(CommPlan, WideFanOutSendsOncePerReceivingWorker) {
+  const int32_t W = 20;
+  CommProblem p;
+  p.numWorkers = W;
+  p.numStages = 2;
+  p.actBytes = 64;
+  auto job = [&](int32_t worker, int64_t stage, int64_t b, int64_t start,
+                 int64_t position) {
+    PlannedJob j;
+    j.worker = j.owner = worker;
+    j.stage = stage;
+    j.microbatch = b;
+    j.start = start;
+    j.end = start + 1;
+    j.position = position;
+    p.jobs.push_back(j);
+  };
+  job(0, 0, 0, 0, 0); // the producer
+  for (int32_t w = 1; w < W; ++w)
+    job(w, 1, 0, 1, 0);
+  for (int32_t w = 1; w < W; ++w) // a second consumer on every worker
+    job(w, 1, 1, 2, 1);
+  p.inputBegin.push_back(0);
+  p.inputBegin.push_back(0);
+  for (size_t i = 1; i < p.jobs.size(); ++i) {
+    p.inputs.push_back(0);
+    p.inputBegin.push_back(uint32_t(p.inputs.size()));
+  }
+  ASSERT_EQ(p.check(), "");
+  CommPlan plan = planCommunication(p);
+  ASSERT_EQ(plan.messages.size(), size_t(W - 1));
+  std::vector<int> received(W, 0);
+  for (const Message &m : plan.messages) {
+    EXPECT_EQ(m.sender, 0);
+    EXPECT_EQ(m.producer, 0u);
+    ++received[size_t(m.receiver)];
+  }
+  for (int32_t w = 1; w < W; ++w)
+    EXPECT_EQ(received[size_t(w)], 1) << "worker " << w;
+  // Each received before its first consumer, the worker's first job.
+  for (int32_t w = 1; w < W; ++w) {
+    const std::vector<PlanOp> &program = plan.programs[size_t(w)];
+    auto first = [&](PlanOp::Kind kind) {
+      return std::find_if(program.begin(), program.end(),
+                          [&](const PlanOp &op) { return op.kind == kind; });
+    };
+    EXPECT_LT(first(PlanOp::Recv), first(PlanOp::Job)) << "worker " << w;
+  }
 }
 
 // Any placement of a chain yields a plan that verifies: every input local,

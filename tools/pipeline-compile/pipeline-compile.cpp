@@ -27,6 +27,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <optional>
+
 using namespace mlir;
 
 namespace {
@@ -92,6 +94,32 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // The per-rank layout's directory is checked before any work.
+  std::optional<pipesched::ProgramEncoder> directory;
+  if (layout == pipesched::ProgramLayout::PerRank) {
+    if (outputFile == "-") {
+      llvm::errs() << "pipeline-compile: --layout=per-rank writes a "
+                      "directory: name it with -o DIR\n";
+      return 1;
+    }
+    // A rank of a per-rank run reads its own program only and trusts the
+    // compiler's proof of the whole (docs/program-format.md).
+    if (!options->verify) {
+      llvm::errs() << "pipeline-compile: --layout=per-rank needs the plan "
+                      "verified and proven deadlock-free: its ranks do not "
+                      "check each other's programs (drop verify=false)\n";
+      return 1;
+    }
+    llvm::Expected<pipesched::ProgramEncoder> out =
+        pipesched::ProgramEncoder::toDirectory(outputFile, encoding);
+    if (!out) {
+      llvm::errs() << "pipeline-compile: " << llvm::toString(out.takeError())
+                   << "\n";
+      return 1;
+    }
+    directory.emplace(std::move(*out));
+  }
+
   DialectRegistry registry;
   pipesched::registerAllDialects(registry);
   MLIRContext context(registry);
@@ -135,23 +163,25 @@ int main(int argc, char **argv) {
     return pipesched::exportProgram(*module, out, /*verify=*/false);
   };
 
-  if (layout == pipesched::ProgramLayout::PerRank) {
-    if (outputFile == "-") {
-      llvm::errs() << "pipeline-compile: --layout=per-rank writes a "
-                      "directory: name it with -o DIR\n";
-      return 1;
-    }
-    pipesched::ProgramEncoder out(outputFile, encoding);
-    return failed(write(out));
-  }
+  if (directory)
+    return failed(write(*directory));
   auto output = openOutputFile(outputFile, &error);
   if (!output) {
     llvm::errs() << "pipeline-compile: " << error << "\n";
     return 1;
   }
-  pipesched::ProgramEncoder out(output->os(), encoding);
+  pipesched::ProgramEncoder out =
+      pipesched::ProgramEncoder::toStream(output->os(), encoding);
   if (failed(write(out)))
     return 1;
+  // A full disk or a closed pipe: a message, not the stream's fatal error
+  // at exit.
+  if (output->os().has_error()) {
+    llvm::errs() << "pipeline-compile: " << outputFile
+                 << ": cannot write: " << output->os().error().message() << "\n";
+    output->os().clear_error();
+    return 1;
+  }
   output->keep();
   return 0;
 }

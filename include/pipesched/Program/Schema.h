@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace pipesched::program {
@@ -299,6 +300,12 @@ constexpr std::string_view extension(Encoding e) {
 constexpr bool isCborMapHead(unsigned char byte) {
   return (byte >= 0xa0 && byte <= 0xbb) || byte == 0xbf;
 }
+namespace layout {
+/// The index's file name in the per-rank layout: `index.json`, `index.cbor`.
+inline std::string indexName(Encoding e) {
+  return std::string(kIndexStem) + std::string(extension(e));
+}
+} // namespace layout
 
 } // namespace pipesched::program
 

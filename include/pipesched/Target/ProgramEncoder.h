@@ -15,6 +15,7 @@
 #include "pipesched/Program/Schema.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -86,11 +87,16 @@ enum class ProgramLayout : uint8_t { Single, PerRank };
 
 class ProgramEncoder {
 public:
-  /// One document into `os`.
-  ProgramEncoder(llvm::raw_ostream &os, program::Encoding encoding);
+  /// One document into `os`, flushed by finish(); the stream's I/O errors
+  /// are its owner's to check (raw_fd_ostream::has_error()).
+  static ProgramEncoder toStream(llvm::raw_ostream &os,
+                                 program::Encoding encoding);
   /// The per-rank layout into directory `dir` (created if missing):
-  /// `index.EXT` and `rank-R.EXT`.
-  ProgramEncoder(llvm::StringRef dir, program::Encoding encoding);
+  /// `index.EXT` and `rank-R.EXT`; an error when `dir` cannot be created
+  /// or is a file. Nothing in it changes before the first rank is written.
+  static llvm::Expected<ProgramEncoder> toDirectory(llvm::StringRef dir,
+                                                    program::Encoding encoding);
+  ProgramEncoder(ProgramEncoder &&);
   ~ProgramEncoder();
 
   void begin(const ProgramHeader &header);
@@ -121,8 +127,12 @@ public:
   llvm::Error finish();
 
 private:
-  /// `index.json` or `index.cbor`.
-  static std::string indexName(program::Encoding e);
+  ProgramEncoder(program::Encoding encoding, ProgramLayout layout);
+  llvm::SmallString<256> pathOf(llvm::StringRef name) const;
+  /// Records the first error (`path: what: reason`).
+  void fail(const llvm::Twine &path, std::error_code ec, llvm::StringRef what);
+  void removeOldIndexes();
+  void writeIndex(llvm::raw_ostream &os);
   void beginOp(program::OpKind kind);
   void endOp();
   void field(program::Field f, int64_t value);
@@ -139,6 +149,8 @@ private:
   /// file's.
   std::unique_ptr<DocumentWriter> doc;
   std::unique_ptr<RankFile> rankFile;
+  /// Where a rank goes after a failure: nothing more is written.
+  std::unique_ptr<llvm::raw_null_ostream> nullSink;
   /// Per-rank: what the index lists about each written rank.
   struct RankEntry {
     int64_t rank;

@@ -161,7 +161,7 @@ void ProgramWriter::write(ProgramEncoder &out) {
 
 LogicalResult pipesched::exportProgram(Operation *op, llvm::raw_ostream &os,
                                       bool verify) {
-  ProgramEncoder out(os, program::Encoding::Json);
+  ProgramEncoder out = ProgramEncoder::toStream(os, program::Encoding::Json);
   return exportProgram(op, out, verify);
 }
 

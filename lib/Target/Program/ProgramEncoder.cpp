@@ -210,37 +210,61 @@ private:
   uint64_t written = 0;
 };
 
-ProgramEncoder::ProgramEncoder(llvm::raw_ostream &os, Encoding encoding)
-    : encoding(encoding), layout(ProgramLayout::Single), single(&os),
-      doc(std::make_unique<DocumentWriter>(os, encoding)) {}
-
-ProgramEncoder::ProgramEncoder(llvm::StringRef dir, Encoding encoding)
-    : encoding(encoding), layout(ProgramLayout::PerRank), dir(dir.str()) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    error = llvm::createStringError(ec, "%s: cannot create the directory: %s",
-                                    this->dir.c_str(), ec.message().c_str());
-    return;
-  }
-  // An index left by an earlier compile goes first: the new one is written
-  // last, after every rank file, so a compile that fails midway leaves a
-  // directory without an index (refused as such), never an old index over
-  // a mix of old and new rank files.
-  for (Encoding e : {Encoding::Json, Encoding::Cbor}) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, indexName(e));
-    std::error_code removed = llvm::sys::fs::remove(path);
-    if (removed && !error)
-      error = llvm::createStringError(removed, "%s: cannot remove: %s",
-                                      path.c_str(), removed.message().c_str());
-  }
-}
-
-std::string ProgramEncoder::indexName(Encoding e) {
-  return std::string(schema::layout::kIndexStem) +
-         std::string(schema::extension(e));
-}
-
+ProgramEncoder::ProgramEncoder(Encoding encoding, ProgramLayout layout)
+    : encoding(encoding), layout(layout) {}
+ProgramEncoder::ProgramEncoder(ProgramEncoder &&) = default;
 ProgramEncoder::~ProgramEncoder() { llvm::consumeError(std::move(error)); }
+
+ProgramEncoder ProgramEncoder::toStream(llvm::raw_ostream &os,
+                                        Encoding encoding) {
+  ProgramEncoder out(encoding, ProgramLayout::Single);
+  out.single = &os;
+  out.doc = std::make_unique<DocumentWriter>(os, encoding);
+  return out;
+}
+
+llvm::Expected<ProgramEncoder>
+ProgramEncoder::toDirectory(llvm::StringRef dir, Encoding encoding) {
+  // Checked before anything is planned: a bad -o fails at once.
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError(ec, "%s: cannot create the directory: %s",
+                                   dir.str().c_str(), ec.message().c_str());
+  if (!llvm::sys::fs::is_directory(dir))
+    return llvm::createStringError(
+        std::make_error_code(std::errc::not_a_directory),
+        "%s: is a file, not a directory for the per-rank layout",
+        dir.str().c_str());
+  ProgramEncoder out(encoding, ProgramLayout::PerRank);
+  out.dir = dir.str();
+  return std::move(out);
+}
+
+llvm::SmallString<256> ProgramEncoder::pathOf(llvm::StringRef name) const {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return path;
+}
+
+void ProgramEncoder::fail(const llvm::Twine &path, std::error_code ec,
+                          llvm::StringRef what) {
+  if (!error)
+    error = llvm::createStringError(ec, "%s: %s: %s", path.str().c_str(),
+                                    what.str().c_str(), ec.message().c_str());
+}
+
+void ProgramEncoder::removeOldIndexes() {
+  // The new index is written last, after every rank file, and an earlier
+  // one goes first: a compile that fails midway leaves a directory without
+  // an index (refused as such), never an old index over a mix of old and
+  // new rank files. Removed only once the step is planned and its first
+  // rank is being written: a compile that fails before writing anything
+  // leaves the earlier program as it was.
+  for (Encoding e : {Encoding::Json, Encoding::Cbor}) {
+    llvm::SmallString<256> path = pathOf(schema::layout::indexName(e));
+    if (std::error_code ec = llvm::sys::fs::remove(path))
+      fail(path, ec, "cannot remove");
+  }
+}
 
 void ProgramEncoder::writeHeaderFields(DocumentWriter &d) {
   namespace top = schema::top;
@@ -327,18 +351,28 @@ void ProgramEncoder::begin(const ProgramHeader &h) {
 
 void ProgramEncoder::beginRank(int64_t rank, llvm::ArrayRef<int64_t> owns) {
   if (layout == ProgramLayout::PerRank) {
+    if (firstRank)
+      removeOldIndexes();
     std::string name = (llvm::Twine(schema::layout::kRankStem) +
                         llvm::Twine(rank) + schema::extension(encoding).data())
                            .str();
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, name);
-    std::error_code ec;
-    rankFile = std::make_unique<RankFile>(path, ec);
-    if (ec && !error)
-      error = llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
-                                      ec.message().c_str());
-    doc = std::make_unique<DocumentWriter>(*rankFile, encoding);
     written.push_back({rank, owns.vec(), name, 0, 0});
+    // After a failure nothing more is written: the rest of the program
+    // streams into a null sink, and finish() reports the first error.
+    if (!error) {
+      std::error_code ec;
+      llvm::SmallString<256> path = pathOf(name);
+      rankFile = std::make_unique<RankFile>(path, ec);
+      if (ec) {
+        fail(path, ec, "cannot write");
+        rankFile.reset();
+      }
+    }
+    if (!rankFile && !nullSink)
+      nullSink = std::make_unique<llvm::raw_null_ostream>();
+    doc = std::make_unique<DocumentWriter>(
+        rankFile ? static_cast<llvm::raw_ostream &>(*rankFile) : *nullSink,
+        encoding);
   } else if (!firstRank) {
     doc->raw(",\n");
   }
@@ -510,11 +544,11 @@ void ProgramEncoder::endRank() {
     return;
   doc->raw("\n");
   doc.reset();
+  if (!rankFile)
+    return;
   RankEntry &entry = written.back();
-  std::error_code ec = rankFile->close();
-  if (ec && !error)
-    error = llvm::createStringError(ec, "%s/%s: cannot write: %s", dir.c_str(),
-                                    entry.file.c_str(), ec.message().c_str());
+  if (std::error_code ec = rankFile->close())
+    fail(pathOf(entry.file), ec, "cannot write");
   entry.bytes = rankFile->size();
   entry.crc32 = rankFile->crc();
   rankFile.reset();
@@ -528,19 +562,41 @@ llvm::Error ProgramEncoder::finish() {
       doc->endArray();
       doc->endObject();
     }
+    // The stream's own errors (a full disk) are its owner's to check.
+    single->flush();
     return std::move(error);
   }
   if (error)
     return std::move(error);
-  // The index: the header, then what each rank's file holds.
+  // The index, written to a temporary file renamed into place once whole:
+  // it never exists unless complete.
   namespace lay = schema::layout;
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, indexName(encoding));
+  llvm::SmallString<256> path = pathOf(lay::indexName(encoding));
+  llvm::SmallString<256> temporary(path);
+  temporary += ".tmp";
   std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
+  {
+    llvm::raw_fd_ostream os(temporary, ec);
+    if (ec)
+      return llvm::createStringError(ec, "%s: cannot write: %s",
+                                     temporary.c_str(), ec.message().c_str());
+    writeIndex(os);
+    os.close();
+    ec = os.error();
+    os.clear_error();
+  }
+  if (!ec)
+    ec = llvm::sys::fs::rename(temporary, path);
+  if (ec) {
+    (void)llvm::sys::fs::remove(temporary);
     return llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
                                    ec.message().c_str());
+  }
+  return llvm::Error::success();
+}
+
+void ProgramEncoder::writeIndex(llvm::raw_ostream &os) {
+  namespace lay = schema::layout;
   DocumentWriter d(os, encoding);
   d.beginObject();
   writeHeaderFields(d);
@@ -572,11 +628,4 @@ llvm::Error ProgramEncoder::finish() {
   d.endArray();
   d.endObject();
   d.raw("\n");
-  os.close();
-  if (std::error_code failed = os.error()) {
-    os.clear_error();
-    return llvm::createStringError(failed, "%s: cannot write: %s",
-                                   path.c_str(), failed.message().c_str());
-  }
-  return llvm::Error::success();
 }
