@@ -145,7 +145,9 @@ FailureOr<PlannedStep> pipesched::planStep(StepOp step, int64_t prefetchDepth,
   if (std::string error = input->problem.check(); !error.empty())
     return step.emitOpError() << "cannot plan communication: " << error;
   phase.stop();
-  PlannedStep planned{std::move(*input), {}, 0};
+  PlannedStep planned{std::move(*input), {}, 0, 0};
+  for (const sch::PlannedJob &job : planned.input.problem.jobs)
+    planned.makespan = std::max(planned.makespan, job.end);
   phase = root.nest("Plan communication");
   planned.plan = sch::planCommunication(planned.input.problem);
   phase.stop();

@@ -40,7 +40,7 @@ public:
         tensorType(sched::TensorType::get(step.getContext())) {}
   /// Creates the program before the step, moves the jobs into its ranks and
   /// erases the step.
-  void build(int64_t replayed);
+  void build(int64_t makespan, int64_t replayed);
 
 private:
   void buildRank(int32_t worker, Block &body);
@@ -200,10 +200,7 @@ void RankBuilder::buildRank(int32_t worker, Block &body) {
   }
 }
 
-void RankBuilder::build(int64_t replayed) {
-  int64_t makespan = 0;
-  for (const sch::PlannedJob &job : input.problem.jobs)
-    makespan = std::max(makespan, job.end);
+void RankBuilder::build(int64_t makespan, int64_t replayed) {
   builder.setInsertionPoint(step);
   auto program = ProgramOp::create(
       builder, step.getLoc(), step.getStages(), step.getMicrobatches(),
@@ -231,7 +228,8 @@ static bool lowerStep(StepOp step, int64_t prefetchDepth, bool verifyPlan) {
   FailureOr<PlannedStep> planned = planStep(step, prefetchDepth, verifyPlan);
   if (failed(planned))
     return false;
-  RankBuilder(step, planned->input, planned->plan).build(planned->replayed);
+  RankBuilder(step, planned->input, planned->plan)
+      .build(planned->makespan, planned->replayed);
   return true;
 }
 

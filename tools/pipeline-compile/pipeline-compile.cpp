@@ -8,7 +8,7 @@
 //   pipeline-opt --pipeline-lower="OPTIONS" SPEC |
 //     pipeline-translate --sched-to-program
 // without building, printing and re-parsing the rank IR: at 10^6 jobs
-// that IR is 3 million ops (docs/bench.md).
+// that IR is over 4 million ops (docs/bench.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -44,6 +44,7 @@ llvm::FailureOr<StepCommProblem> buildCommProblem(sched::StepOp step,
 struct PlannedStep {
   StepCommProblem input;
   scheduling::CommPlan plan;
+  int64_t makespan = 0; ///< the simulated step time: the last job's end
   int64_t replayed = 0;
 };
 /// The lowering's one planning step, shared by --sched-lower-ranks (which

@@ -3,9 +3,10 @@
 // The lowering without rank IR: a simulated step is planned (planStep, as
 // --sched-lower-ranks plans it) and each worker's plan is written through
 // the encoder directly. --sched-lower-ranks would build one op per job,
-// message and collective (3 million at 10^6 jobs) only for the writer to
-// walk them; this writes the same bytes (test/Target/Program/
-// emit-equivalence.test) in a fraction of the time and memory.
+// message end, group and collective (4.2 million program ops at 10^6 jobs
+// of 1F1B) only for the writer to walk them; this writes the same bytes
+// (test/Target/program-layouts.test, fuzz-mlir-pipeline) in half the time
+// and 60% of the memory (docs/bench.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +29,8 @@ class PlanWriter {
 public:
   PlanWriter(StepOp step, const PlannedStep &planned)
       : step(step), problem(planned.input.problem), jobs(planned.input.jobs),
-        plan(planned.plan), replayed(planned.replayed), naming(step) {
+        plan(planned.plan), makespan(planned.makespan),
+        replayed(planned.replayed), naming(step) {
     numberScanTensors();
   }
   void write(ProgramEncoder &out);
@@ -55,7 +57,7 @@ private:
   const sch::CommProblem &problem;
   ArrayRef<JobOpInterface> jobs;
   const sch::CommPlan &plan;
-  int64_t replayed;
+  int64_t makespan, replayed;
   TensorNaming naming;
   llvm::DenseMap<uint32_t, int64_t> scanTensor;
   SmallVector<int64_t, 8> reads, wide;
@@ -76,26 +78,19 @@ void PlanWriter::writeOp(ProgramEncoder &out, const sch::PlanOp &op) {
   case sch::PlanOp::Job: {
     uint32_t j = op.index;
     const sch::PlannedJob &job = problem.jobs[j];
-    schema::OpKind kind =
-        job.direction == sch::Direction::Forward    ? schema::OpKind::Forward
-        : job.direction == sch::Direction::Backward ? schema::OpKind::Backward
-        : job.direction == sch::Direction::BackwardWeight
-            ? schema::OpKind::BackwardWeight
-            : jobKind(JobOpInterface(jobs[j]).getOperation());
+    JobOpInterface jobOp = jobs[j];
+    schema::OpKind kind = jobKind(jobOp.getOperation());
     // As ExportProgram reads the rank IR: a weight half without a gradient
     // operand re-reads its backward's inputs; every other job reads its
     // problem inputs (its operands).
     reads.clear();
-    auto weightHalf = kind == schema::OpKind::BackwardWeight
-                          ? cast<BackwardWeightOp>(JobOpInterface(jobs[j]).getOperation())
-                          : BackwardWeightOp();
-    if (weightHalf && !weightHalf.getGrad())
+    if (TensorNaming::rereadsBackward(jobOp.getOperation()))
       naming.backwardReads(job.stage, job.microbatch, reads);
     else
       for (uint32_t k = problem.inputBegin[j]; k < problem.inputBegin[j + 1];
            ++k)
         reads.push_back(tensorOf(problem.inputs[k]));
-    naming.writeJob(out, kind, jobs[j], job.stage, job.microbatch, reads,
+    naming.writeJob(out, kind, jobOp, job.stage, job.microbatch, reads,
                     scanTensor.lookup(j), job.start, job.end);
     return;
   }
@@ -135,9 +130,6 @@ void PlanWriter::writeOp(ProgramEncoder &out, const sch::PlanOp &op) {
 }
 
 void PlanWriter::write(ProgramEncoder &out) {
-  int64_t makespan = 0;
-  for (const sch::PlannedJob &job : problem.jobs)
-    makespan = std::max(makespan, job.end);
   out.begin(makeProgramHeader(
       step.getStages(), step.getMicrobatches(), step.getWorkers(),
       step.getStageGraphAttr(), step.getTiedAttr(), step.getCostOrDefault(),

@@ -95,8 +95,7 @@ void ProgramWriter::writeOp(ProgramEncoder &out, Operation *op) {
     // half has only an ordering edge to its backward and re-reads what it
     // read. A scanned backward's weight gradient reads its operands.
     scratch.clear();
-    auto weightHalf = dyn_cast<BackwardWeightOp>(op);
-    if (weightHalf && !weightHalf.getGrad())
+    if (TensorNaming::rereadsBackward(op))
       naming.backwardReads(s, b, scratch);
     else
       for (Value operand : op->getOperands())

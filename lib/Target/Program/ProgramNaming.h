@@ -50,6 +50,13 @@ public:
     return id(forward ? program::TensorKind::Act : program::TensorKind::Grad,
               stage, microbatch);
   }
+  /// Whether `job` is a weight-gradient half that re-reads what its
+  /// backward read (it has only an ordering edge to it; a scanned
+  /// backward's weight half reads its gradient operand instead).
+  static bool rereadsBackward(mlir::Operation *job) {
+    auto weightHalf = llvm::dyn_cast<sched::BackwardWeightOp>(job);
+    return weightHalf && !weightHalf.getGrad();
+  }
   /// What the backward of (s, b) reads (its weight-gradient half too).
   void backwardReads(int64_t s, int64_t b,
                      llvm::SmallVectorImpl<int64_t> &ids) const;
