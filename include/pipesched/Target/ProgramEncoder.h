@@ -52,9 +52,9 @@ public:
   DocumentWriter(llvm::raw_ostream &os, program::Encoding encoding)
       : os(os), encoding(encoding) {}
   void beginObject();
-  void endObject();
+  void endObject() { close('}'); }
   void beginArray();
-  void endArray();
+  void endArray() { close(']'); }
   void key(std::string_view name);
   void value(int64_t v);
   void value(bool v);
@@ -70,6 +70,9 @@ public:
   bool isJson() const { return encoding == program::Encoding::Json; }
 
 private:
+  /// A container: its JSON bracket, or its indefinite-length CBOR head.
+  void open(char json, uint8_t cborHead);
+  void close(char json);
   /// JSON: a comma before the next element of the current container.
   void separate();
   void cborHead(uint8_t major, uint64_t value);
@@ -123,7 +126,8 @@ public:
   void beginGroup();
   void endGroup();
   void endRank();
-  /// Ends the document (per-rank: writes the index); the first I/O error.
+  /// Ends the document (per-rank: writes the index, last); the first error
+  /// of the per-rank files (a single stream's errors are its owner's).
   llvm::Error finish();
 
 private:

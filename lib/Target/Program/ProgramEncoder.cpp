@@ -65,42 +65,26 @@ void DocumentWriter::separate() {
   }
 }
 
-void DocumentWriter::beginObject() {
+void DocumentWriter::open(char json, uint8_t cborHead) {
   if (!isJson()) {
-    os << char(kIndefiniteMap);
+    os << char(cborHead);
     return;
   }
   separate();
-  os << '{';
+  os << json;
   nonEmpty.push_back(false);
 }
 
-void DocumentWriter::endObject() {
+void DocumentWriter::beginObject() { open('{', kIndefiniteMap); }
+void DocumentWriter::beginArray() { open('[', kIndefiniteArray); }
+
+void DocumentWriter::close(char json) {
   if (!isJson()) {
-    os << char(kBreak);
+    os << char(kBreak); // every container of unknown size is indefinite
     return;
   }
   nonEmpty.pop_back();
-  os << '}';
-}
-
-void DocumentWriter::beginArray() {
-  if (!isJson()) {
-    os << char(kIndefiniteArray);
-    return;
-  }
-  separate();
-  os << '[';
-  nonEmpty.push_back(false);
-}
-
-void DocumentWriter::endArray() {
-  if (!isJson()) {
-    os << char(kBreak);
-    return;
-  }
-  nonEmpty.pop_back();
-  os << ']';
+  os << json;
 }
 
 void DocumentWriter::key(std::string_view name) {
