@@ -57,6 +57,15 @@ struct OpTiming {
   int64_t startNs, endNs;
 };
 
+// No op starts before its step nor ends before it starts: device times
+// taken on two streams (cuda) are clamped so, whatever the rounding of
+// their events, and a timeline or trace shows no negative time.
+inline OpTiming clampedToStep(OpTiming t) {
+  t.startNs = t.startNs < 0 ? 0 : t.startNs;
+  t.endNs = t.endNs < t.startNs ? t.startNs : t.endNs;
+  return t;
+}
+
 // One send or receive of a group (a lone transfer is a group of one).
 struct Transfer {
   bool outgoing;

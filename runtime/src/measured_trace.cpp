@@ -64,7 +64,8 @@ std::vector<TraceOp> traceOps(const Program &program, int rank,
   const RankProgram &rp = program.ranks[size_t(rank)];
   std::vector<TraceOp> ops;
   ops.reserve(timeline.size());
-  for (const OpTiming &t : timeline) {
+  for (const OpTiming &timing : timeline) {
+    const OpTiming t = clampedToStep(timing);
     const Op &op = rp.ops[size_t(t.op)];
     TraceOp e;
     e.kind = op.kind;

@@ -21,6 +21,11 @@ void OpTracker::beginStep() {
   records_.clear();
   ledger_.clear();
   stepStart_ = timing_.record(compute_);
+  // The communication stream has the higher priority and is otherwise not
+  // ordered after this event: a transfer could start before the step's
+  // start and get a negative time. One wait, outside any op (the ledger
+  // counts nothing: the previous step drained both streams).
+  check(cudaStreamWaitEvent(comm_, stepStart_.get(), 0), "cudaStreamWaitEvent");
 }
 
 bool OpTracker::beginOp(size_t index, bool communication, Stall &stall) {
@@ -120,6 +125,7 @@ void OpTracker::deviceTimes(OpTiming *ops, size_t count) const {
     if (size_t(ops[i].op) == records_[i].op && records_[i].end) {
       ops[i].startNs = ns(records_[i].start);
       ops[i].endNs = ns(records_[i].end);
+      ops[i] = clampedToStep(ops[i]);
     }
 }
 

@@ -100,6 +100,46 @@ TEST(MeasuredTrace, PackedOpsComeBack) {
   EXPECT_THROW(unpackTraceOps("abc"), std::runtime_error);
 }
 
+// Device times on two streams may round below the step's start event (or
+// an end below its start): the trace shows neither.
+TEST(MeasuredTrace, TimesClampedToTheStep) {
+  const OpTiming early = clampedToStep(OpTiming{0, 3, -1500, -200});
+  EXPECT_EQ(early.startNs, 0);
+  EXPECT_EQ(early.endNs, 0);
+  const OpTiming straddling = clampedToStep(OpTiming{1, 4, -7, 900});
+  EXPECT_EQ(straddling.startNs, 0);
+  EXPECT_EQ(straddling.endNs, 900);
+  const OpTiming reversed = clampedToStep(OpTiming{1, 4, 50, 40});
+  EXPECT_EQ(reversed.startNs, 50);
+  EXPECT_EQ(reversed.endNs, 50);
+  const OpTiming fine = clampedToStep(OpTiming{2, 5, 10, 20});
+  EXPECT_EQ(fine.step, 2);
+  EXPECT_EQ(fine.op, 5);
+  EXPECT_EQ(fine.startNs, 10);
+  EXPECT_EQ(fine.endNs, 20);
+
+  Program p = load("gpipe-2.json");
+  std::vector<OpTiming> t = timings(p, 0, 1);
+  t[1].startNs = -3000; // a transfer "before" the step
+  t[1].endNs = -1000;
+  t[2].startNs = -5;
+  std::vector<TraceOp> ops = traceOps(p, 0, t);
+  EXPECT_EQ(ops[1].startNs, 0);
+  EXPECT_EQ(ops[1].endNs, 0);
+  EXPECT_EQ(ops[2].startNs, 0);
+  EXPECT_EQ(ops[2].endNs, t[2].endNs);
+  for (const TraceOp &e : ops) {
+    EXPECT_GE(e.startNs, 0) << e.name;
+    EXPECT_GE(e.endNs, e.startNs) << e.name;
+  }
+  json doc = json::parse(measuredTraceJson({ops}));
+  for (const json &e : doc["traceEvents"])
+    if (e["ph"] == "X") {
+      EXPECT_GE(e["ts"].get<double>(), 0.0) << e.dump();
+      EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
+    }
+}
+
 TEST(MeasuredTrace, StepsOneAfterAnother) {
   Program p = load("gpipe-2.json");
   std::vector<std::vector<TraceOp>> perRank;
