@@ -107,7 +107,8 @@ public:
                         size_t n);
 
   // Every op is bracketed, so that the backend can time its device work and
-  // name the op that a later wait gives up in.
+  // name the op that a later wait gives up in. `communication`: the op's
+  // work runs on a communication stream (runsOnCommunicationStream, program.h).
   virtual void beginStep(int step) { (void)step; }
   virtual void beginOp(size_t index, bool communication) {
     (void)index;

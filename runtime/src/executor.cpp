@@ -60,8 +60,7 @@ double Executor::runStep(int step, Clock::time_point stepStart,
     }
     Clock::time_point start = Clock::now();
     try {
-      backend_.beginOp(i, isPointToPoint(op.kind) || op.kind == OpKind::Group ||
-                              isCollective(op.kind));
+      backend_.beginOp(i, runsOnCommunicationStream(op.kind));
       if (backend_.failed())
         stalled();
       execute(op);

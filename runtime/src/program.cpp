@@ -128,4 +128,9 @@ std::string describe(const Program &program, const RankProgram &rp,
   return s + ")";
 }
 
+bool runsOnCommunicationStream(OpKind kind) {
+  return isPointToPoint(kind) || kind == OpKind::Group ||
+         (isCollective(kind) && kind != OpKind::TiedGrad);
+}
+
 } // namespace pipesched::runtime

@@ -131,4 +131,13 @@ std::string describe(const Program &program, const Op &op);
 std::string describe(const Program &program, const RankProgram &rp, const Op &op);
 std::string listString(const std::vector<int> &values);
 
+// Whether an op's device work runs on a backend's communication stream
+// (Backend::beginOp times it there and counts its commands there): the
+// transfers, groups and gradient collectives. Not tied_grad, though a
+// collective: its sums and copies run on the compute stream, and its
+// all-reduce between them, ordered by the sum buffer's events (every member
+// owns a stage of the tie, so a copy always follows the all-reduce): the
+// compute stream's end is the end of all of its work.
+bool runsOnCommunicationStream(OpKind kind);
+
 } // namespace pipesched::runtime

@@ -237,7 +237,7 @@ BufferPtr CudaBackend::allocate(size_t n) {
 void CudaBackend::zero(Buffer &b) {
   if (!reserve(ordered(1, 1)))
     return;
-  waitFor(compute_, b);
+  computeBegin({&b}); // may be an op's first work (tied_grad's sum)
   check(cudaMemsetAsync(dev(b).ptr, 0, b.bytes(), compute_), "cudaMemsetAsync");
   computeEnd({&b});
 }

@@ -35,6 +35,8 @@ bool OpTracker::beginOp(size_t index, bool communication, Stall &stall) {
 }
 
 void OpTracker::started() {
+  if (!ledger_.isOpen()) // set-up and --verify: no op to time
+    return;
   Record &r = records_.back();
   if (!r.start)
     r.start = timing_.record(stream(r.comm));

@@ -1,7 +1,9 @@
 // The count of queued GPU commands of the CUDA backend
 // (src/cuda/command_ledger.h): ops with their commands, completion in
-// order per stream, and when the host may queue more.
+// order per stream, and when the host may queue more; and which stream an
+// op's work is timed and counted on (program.h).
 #include "cuda/command_ledger.h"
+#include "program.h"
 
 #include <gtest/gtest.h>
 
@@ -110,6 +112,22 @@ TEST(CommandLedger, ClearStartsAStep) {
   EXPECT_THROW(l.issue(1), std::logic_error); // commands belong to an op
   l.open(kComm);
   EXPECT_THROW(l.open(kComm), std::logic_error);
+}
+
+// Which stream an op is timed and counted on (program.h): the transfers and
+// the gradient collectives on the communication stream; tied_grad, whose
+// sums and copies run on the compute stream (its all-reduce between them),
+// on the compute stream, so that its end event follows all of its work.
+TEST(CommunicationStream, TiedGradIsTimedOnTheComputeStream) {
+  using pipesched::runtime::OpKind;
+  using pipesched::runtime::runsOnCommunicationStream;
+  for (OpKind k : {OpKind::Send, OpKind::Recv, OpKind::SendWeights, OpKind::FetchWeights,
+                   OpKind::Group, OpKind::AllreduceGrad, OpKind::ReduceGrad})
+    EXPECT_TRUE(runsOnCommunicationStream(k)) << pipesched::runtime::opName(k);
+  for (OpKind k : {OpKind::Forward, OpKind::Backward, OpKind::BackwardWeight,
+                   OpKind::ReleaseWeights, OpKind::OptimizerStep, OpKind::LossGrad,
+                   OpKind::Jacobian, OpKind::Combine, OpKind::TiedGrad})
+    EXPECT_FALSE(runsOnCommunicationStream(k)) << pipesched::runtime::opName(k);
 }
 
 } // namespace
