@@ -1,6 +1,6 @@
 #include "data.h"
 
-#include "pipesched/runtime/rng.h"
+#include "data_gen.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,39 +8,28 @@
 
 namespace pipesched::runtime {
 
-void makeInput(const DataSpec &d, int step, int microbatch, float *x) {
-  uint64_t key = pipesched_rng_key(d.seed, PIPESCHED_RNG_INPUT, uint64_t(step),
-                                   uint64_t(microbatch));
-  for (int64_t k = 0; k < d.rows * d.hidden; ++k)
-    x[k] = pipesched_rng_uniform(key, uint64_t(k));
-}
+using datagen::ceTarget;
+using datagen::mseTarget;
 
 // The targets are a fixed function of the inputs (a "teacher"), so that the
 // model has something to learn and the loss falls from step to step: MSE
 // regresses onto x / 2, cross-entropy classifies each row by the index of
 // its largest input. The input is regenerated from its counter-based key,
-// so the last stage needs no copy of it.
+// so the last stage needs no copy of it. Element by element in data_gen.h,
+// which the CUDA backend's kernels share.
 namespace {
 
 uint64_t dataKey(const DataSpec &d, int step, int microbatch) {
-  return pipesched_rng_key(d.seed, PIPESCHED_RNG_INPUT, uint64_t(step),
-                           uint64_t(microbatch));
-}
-
-float mseTarget(uint64_t key, int64_t k) {
-  return 0.5f * pipesched_rng_uniform(key, uint64_t(k));
-}
-
-int64_t ceTarget(uint64_t key, int64_t r, int64_t H) {
-  int64_t target = 0;
-  for (int64_t k = 1; k < H; ++k)
-    if (pipesched_rng_uniform(key, uint64_t(r * H + k)) >
-        pipesched_rng_uniform(key, uint64_t(r * H + target)))
-      target = k;
-  return target;
+  return datagen::key(d.seed, step, microbatch);
 }
 
 } // namespace
+
+void makeInput(const DataSpec &d, int step, int microbatch, float *x) {
+  const uint64_t key = dataKey(d, step, microbatch);
+  for (int64_t k = 0; k < d.rows * d.hidden; ++k)
+    x[k] = datagen::input(key, k);
+}
 
 void makeTargets(const DataSpec &d, int step, int microbatch, float *t) {
   const uint64_t key = dataKey(d, step, microbatch);

@@ -15,6 +15,7 @@
 #include "cuda_mlp.h"
 #include "cuda_tracker.h"
 #include "cuda_warmup.h"
+#include "data_gen.h"
 #include "device_comm.h"
 #include "pinned_pool.h"
 
@@ -35,8 +36,8 @@ constexpr size_t kRecordCommands = 1;
 size_t ordered(size_t buffers, size_t work) { return buffers + work + kRecordCommands; }
 // New device memory: cudaMallocAsync and the event that orders it.
 constexpr size_t kAllocateCommands = 2;
-// A host to device staging copy and its event.
-constexpr size_t kStageCommands = 2;
+// The kernel that generates a microbatch's inputs or targets.
+constexpr size_t kGenerateCommands = 1;
 
 class CudaBackend final : public Backend {
 public:
@@ -93,8 +94,8 @@ private:
   void commEnd(const Transfer *transfers, size_t count, Buffer *single);
   bool collective(Buffer &grad, int group,
                   const std::function<bool(DeviceComm &, Stall &)> &run);
-  // dst[0 .. count) = fill's values, through a pinned staging block.
-  bool stage(DeviceBuffer &dst, size_t count, const std::function<void(float *)> &fill);
+  // Queues the generation of (step, microbatch)'s targets into targets_.
+  void generateTargets(int step, int microbatch);
   bool fail() {
     failed_ = true;
     return false;
@@ -310,26 +311,26 @@ void CudaBackend::beginOp(size_t index, bool communication) {
     failed_ = true;
 }
 
-// Data come from the host's counter-based RNG (data.h), as on the CPU;
-// only the compute stream reads input_ and targets_, so its order suffices.
-bool CudaBackend::stage(DeviceBuffer &dst, size_t count,
-                        const std::function<void(float *)> &fill) {
-  PinnedLease host = pinned_->get(count);
-  if (host.lastUse && !tracker_->wait(host.lastUse.get(), stall_))
-    return fail();
-  if (!reserve(kStageCommands))
-    return false;
-  fill(host.host);
-  check(cudaMemcpyAsync(dst.ptr, host.host, count * sizeof(float), cudaMemcpyHostToDevice,
-                        compute_),
-        "cudaMemcpyAsync");
-  host.lastUse = syncEvents_.record(compute_);
-  return true;
+// Data are generated on the device by the host's counter-based generator
+// (data_gen.h, bit for bit), so that no step waits for the host to draw
+// them; only the compute stream touches input_ and targets_, so its order
+// suffices. Part of the op that asks for them (its start is before).
+const Buffer &CudaBackend::input(int step, int microbatch) {
+  if (!reserve(kGenerateCommands))
+    return *input_;
+  tracker_->started();
+  check(generateInput(datagen::key(config_.data.seed, step, microbatch), input_->ptr,
+                      int64_t(block_), compute_),
+        "input kernel");
+  return *input_;
 }
 
-const Buffer &CudaBackend::input(int step, int microbatch) {
-  stage(*input_, block_, [&](float *x) { makeInput(config_.data, step, microbatch, x); });
-  return *input_;
+void CudaBackend::generateTargets(int step, int microbatch) {
+  const DataSpec &d = config_.data;
+  check(cuda::generateTargets(d.loss == LossKind::CrossEntropy,
+                              datagen::key(d.seed, step, microbatch), targets_->ptr, d.rows,
+                              d.hidden, compute_),
+        "targets kernel");
 }
 
 void CudaBackend::forward(int, const Buffer &params, const Buffer &in, Buffer &out) {
@@ -354,13 +355,13 @@ void CudaBackend::backward(int, const Buffer &params, const Buffer &in,
 void CudaBackend::addLoss(int step, int microbatch, const Buffer &y) {
   const DataSpec &d = config_.data;
   const bool ce = d.loss == LossKind::CrossEntropy;
-  if (!stage(*targets_, ce ? size_t(d.rows) : block_,
-             [&](float *t) { makeTargets(d, step, microbatch, t); }) ||
-      !reserve(ordered(1, 2))) // the rows' losses, then their sum
+  // The targets, the rows' losses, then their sum.
+  if (!reserve(ordered(1, kGenerateCommands + 2)))
     return;
   if (losses_ >= lossCapacity_)
     throw std::runtime_error("more sink-stage forwards in a step than sinks x microbatches");
   computeBegin({&y});
+  generateTargets(step, microbatch);
   check(cuda::loss(ce, dev(y).ptr, targets_->ptr, d.rows, d.hidden, rowLoss_,
                    lossSlots_ + losses_++, compute_),
         "loss kernel");
@@ -370,14 +371,13 @@ void CudaBackend::addLoss(int step, int microbatch, const Buffer &y) {
 void CudaBackend::lossGrad(int step, int microbatch, const Buffer &y, Buffer &grad) {
   const DataSpec &d = config_.data;
   const bool ce = d.loss == LossKind::CrossEntropy;
-  if (!stage(*targets_, ce ? size_t(d.rows) : block_,
-             [&](float *t) { makeTargets(d, step, microbatch, t); }) ||
-      !reserve(ordered(2, 1)))
+  if (!reserve(ordered(2, kGenerateCommands + 1)))
     return;
   // As data.cpp: dloss_b/dy / B.
   const float scale = ce ? 1.0f / (float(d.rows) * float(d.microbatches))
                          : 1.0f / (float(d.rows * d.hidden) * float(d.microbatches));
   computeBegin({&y, &grad});
+  generateTargets(step, microbatch);
   check(cuda::lossGrad(ce, dev(y).ptr, targets_->ptr, d.rows, d.hidden, scale,
                        dev(grad).ptr, compute_),
         "loss gradient kernel");

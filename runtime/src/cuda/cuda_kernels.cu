@@ -1,5 +1,7 @@
 #include "cuda_kernels.h"
 
+#include "data_gen.h"
+
 namespace pipesched::runtime::cuda {
 namespace {
 
@@ -54,11 +56,26 @@ constexpr unsigned kAllLanes = 0xffffffffu;
 // Thread rows of a bias-gradient block (kWarp columns x kBiasRows).
 constexpr int kBiasRows = 16;
 
+// One warp step of a reduction: lane i gets lane i + offset's value.
+template <typename T> __device__ T shuffleDown(T v, int offset) {
+  return __shfl_down_sync(kAllLanes, v, offset);
+}
+__device__ datagen::Candidate shuffleDown(datagen::Candidate c, int offset) {
+  return datagen::Candidate{__shfl_down_sync(kAllLanes, c.value, offset),
+                            __shfl_down_sync(kAllLanes, c.index, offset)};
+}
+
 template <typename T> struct Sum {
   __device__ T operator()(T a, T b) const { return a + b; }
 };
 struct Max {
   __device__ float operator()(float a, float b) const { return a > b ? a : b; }
+};
+struct Better {
+  __device__ datagen::Candidate operator()(datagen::Candidate a,
+                                           datagen::Candidate b) const {
+    return datagen::better(a, b);
+  }
 };
 
 // Over the kThreads threads of a block: each warp by a shuffle tree, then
@@ -69,14 +86,14 @@ template <typename T, typename Op>
 __device__ T blockReduce(T v, T identity, Op op, T *shared) {
   const int lane = int(threadIdx.x) % kWarp, warp = int(threadIdx.x) / kWarp;
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    v = op(v, __shfl_down_sync(kAllLanes, v, offset));
+    v = op(v, shuffleDown(v, offset));
   if (lane == 0)
     shared[warp] = v;
   __syncthreads();
   if (warp == 0) {
     v = lane < kWarps ? shared[lane] : identity;
     for (int offset = kWarp / 2; offset > 0; offset /= 2)
-      v = op(v, __shfl_down_sync(kAllLanes, v, offset));
+      v = op(v, shuffleDown(v, offset));
     if (lane == 0)
       shared[0] = v;
   }
@@ -203,6 +220,31 @@ __global__ void adamKernel(float *p, const float *g, float *m, float *v, float l
   }
 }
 
+// The data of data.h, element by element as data.cpp (data_gen.h): the
+// same bits.
+__global__ void inputKernel(uint64_t key, float *x, int64_t n) {
+  GRID_STRIDE(k, n) { x[k] = datagen::input(key, k); }
+}
+
+__global__ void mseTargetKernel(uint64_t key, float *t, int64_t n) {
+  GRID_STRIDE(k, n) { t[k] = datagen::mseTarget(key, k); }
+}
+
+// A block per row: each thread keeps the better of its share of the row's
+// candidates, a tree keeps the better of those; better() is associative
+// and commutative, so the class is the host scan's (the first largest).
+__global__ void ceTargetKernel(uint64_t key, float *t, int64_t rows, int64_t H) {
+  __shared__ datagen::Candidate shared[kWarps];
+  const datagen::Candidate none{-INFINITY, H}; // loses to every input
+  ROW_STRIDE(r, rows) {
+    datagen::Candidate best = none;
+    IN_ROW(k, H) { best = datagen::better(best, datagen::candidate(key, r, H, k)); }
+    best = blockReduce(best, none, Better(), shared);
+    if (threadIdx.x == 0)
+      t[r] = float(best.index); // exact: H <= 2^14
+  }
+}
+
 #undef GRID_STRIDE
 #undef ROW_STRIDE
 #undef IN_ROW
@@ -264,6 +306,21 @@ cudaError_t adam(float *params, const float *grad, float *m, float *v, float lr,
                  int64_t n, cudaStream_t stream) {
   adamKernel<<<blocksFor(n), kThreads, 0, stream>>>(params, grad, m, v, lr, beta1, beta2,
                                                     eps, correct1, correct2, n);
+  return cudaGetLastError();
+}
+
+cudaError_t generateInput(uint64_t key, float *x, int64_t n, cudaStream_t stream) {
+  inputKernel<<<blocksFor(n), kThreads, 0, stream>>>(key, x, n);
+  return cudaGetLastError();
+}
+
+cudaError_t generateTargets(bool crossEntropy, uint64_t key, float *t, int64_t rows,
+                            int64_t hidden, cudaStream_t stream) {
+  if (crossEntropy)
+    ceTargetKernel<<<rowBlocks(rows), kThreads, 0, stream>>>(key, t, rows, hidden);
+  else
+    mseTargetKernel<<<blocksFor(rows * hidden), kThreads, 0, stream>>>(key, t,
+                                                                       rows * hidden);
   return cudaGetLastError();
 }
 

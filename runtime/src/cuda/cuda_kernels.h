@@ -1,5 +1,5 @@
 // The CUDA backend's small kernels (cuda_kernels.cu): everything of the MLP,
-// the loss and the optimizers that is not a matrix product (cuBLAS does
+// the data, the loss and the optimizers that is not a matrix product (cuBLAS does
 // those, cuda_mlp.h). Each launcher queues one or two kernels on `stream`
 // and returns cudaGetLastError(). Formulas and float rounding follow
 // kernels.cpp, data.cpp and optimizer.cpp (built with --fmad=false, like
@@ -33,6 +33,14 @@ cudaError_t loss(bool crossEntropy, const float *y, const float *t, int64_t rows
 // 1 / (rows x B) for CE.
 cudaError_t lossGrad(bool crossEntropy, const float *y, const float *t, int64_t rows,
                      int64_t hidden, float scale, float *grad, cudaStream_t stream);
+
+// The data of (step, microbatch) on the device, bit for bit as data.cpp's
+// makeInput and makeTargets (the shared core, data_gen.h); key:
+// datagen::key(seed, step, microbatch). x: rows x hidden inputs (n floats);
+// t: MSE's rows x hidden targets, or cross-entropy's class per row.
+cudaError_t generateInput(uint64_t key, float *x, int64_t n, cudaStream_t stream);
+cudaError_t generateTargets(bool crossEntropy, uint64_t key, float *t, int64_t rows,
+                            int64_t hidden, cudaStream_t stream);
 
 // acc[k] = acc[k] + x[k] (a fan-in sum of the stage graph).
 cudaError_t add(float *acc, const float *x, int64_t n, cudaStream_t stream);

@@ -69,6 +69,10 @@ void warmUp(CudaMlp &mlp, int64_t rows, int64_t hidden, size_t stageParams,
             "loss gradient kernel");
     }
     check(add(out, in, int64_t(block), stream), "add kernel");
+    // After the losses, which read zeros as classes.
+    check(generateInput(0, in, int64_t(block), stream), "input kernel");
+    for (bool ce : {false, true})
+      check(generateTargets(ce, 0, targets, rows, hidden, stream), "targets kernel");
     check(sgd(params, grads, 0.0f, int64_t(small), stream), "sgd kernel");
     check(adam(params, grads, m, v, 0.0f, 0.9f, 0.999f, 1e-8f, 1.0f, 1.0f, int64_t(small),
                stream),

@@ -17,7 +17,8 @@
 namespace pipesched::runtime::cuda {
 
 // The MLP's forward and backward (all three GEMMs, both betas), the loss
-// and its gradient of both losses, add, SGD and Adam. stageParams: floats
+// and its gradient of both losses, add, SGD and Adam, the inputs' and both
+// losses' targets' generators. stageParams: floats
 // of one stage's parameters (the MLP's shape). Throws std::runtime_error on
 // a CUDA error or when the GPU takes longer than `seconds`.
 void warmUp(CudaMlp &mlp, int64_t rows, int64_t hidden, size_t stageParams,

@@ -15,6 +15,14 @@
 extern "C" {
 #endif
 
+/* Host and device: compiled by nvcc, the functions are __host__ __device__,
+ * so that the CUDA backend generates data on the GPU with the same bits. */
+#if defined(__CUDACC__)
+#define PIPESCHED_RNG_FN static inline __host__ __device__
+#else
+#define PIPESCHED_RNG_FN static inline
+#endif
+
 /* Key domains: what a key is for. */
 enum {
   PIPESCHED_RNG_WEIGHTS = 1, /* key (seed, WEIGHTS, stage, layer) */
@@ -23,25 +31,25 @@ enum {
 };
 
 /* The splitmix64 finalizer: a bijection that mixes all 64 bits. */
-static inline uint64_t pipesched_mix64(uint64_t z) {
+PIPESCHED_RNG_FN uint64_t pipesched_mix64(uint64_t z) {
   z += 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
 
-static inline uint64_t pipesched_rng_key(uint64_t seed, uint64_t domain,
+PIPESCHED_RNG_FN uint64_t pipesched_rng_key(uint64_t seed, uint64_t domain,
                                          uint64_t a, uint64_t b) {
   return pipesched_mix64(pipesched_mix64(pipesched_mix64(pipesched_mix64(seed) ^ domain) ^ a) ^ b);
 }
 
 /* The counter-th 64-bit value of the stream `key`. */
-static inline uint64_t pipesched_rng_u64(uint64_t key, uint64_t counter) {
+PIPESCHED_RNG_FN uint64_t pipesched_rng_u64(uint64_t key, uint64_t counter) {
   return pipesched_mix64(key ^ pipesched_mix64(counter));
 }
 
 /* Uniform in [-1, 1): 24 random bits, so the value is exact in float. */
-static inline float pipesched_rng_uniform(uint64_t key, uint64_t counter) {
+PIPESCHED_RNG_FN float pipesched_rng_uniform(uint64_t key, uint64_t counter) {
   return (float)(int32_t)(pipesched_rng_u64(key, counter) >> 40) *
              (1.0f / 8388608.0f) -
          1.0f;
