@@ -34,8 +34,9 @@ struct CudaBackendConfig {
   Transport *transport; // MPI: --gpu-comm mpi's transfers and collectives
 };
 
-// Collective over `world`: asks for eager module loading (unless the user
-// chose a mode), picks this rank's GPU among those it sees (the node-local
+// Collective over `world`: asks for eager module loading where it matters
+// (NCCL on two ranks or more, env_default.h) unless the user chose a mode,
+// picks this rank's GPU among those it sees (the node-local
 // rank modulo their number) and makes it current. The ranks of a node
 // compare their devices' UUIDs: two on one GPU are refused unless
 // `shareDevices` (--gpu-comm mpi). `timeout` bounds that exchange. Returns

@@ -96,11 +96,12 @@ std::vector<NodeRank> gatherNode(MPI_Comm node, int rank, int local,
 
 std::string selectCudaDevice(MPI_Comm world, bool shareDevices, double timeout,
                              int &device) {
-  // Before the first CUDA call of the process (env_default.h says why).
-  cuda::requestEagerModuleLoading();
-
-  int rank = 0;
+  int rank = 0, size = 1;
   MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  // Before the first CUDA call of the process (env_default.h says why).
+  if (cuda::eagerModuleLoadingMatters(true, !shareDevices, size))
+    cuda::requestEagerModuleLoading();
   MPI_Comm node;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int nodeRank = 0;

@@ -12,4 +12,8 @@ bool setEnvDefault(const char *name, const char *value) {
 
 bool requestEagerModuleLoading() { return setEnvDefault("CUDA_MODULE_LOADING", "EAGER"); }
 
+bool eagerModuleLoadingMatters(bool cudaBackend, bool nccl, int worldSize) {
+  return cudaBackend && nccl && worldSize >= 2;
+}
+
 } // namespace pipesched::runtime::cuda

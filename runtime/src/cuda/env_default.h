@@ -16,4 +16,10 @@ bool setEnvDefault(const char *name, const char *value);
 // hang that no deadline sees. True when it set it.
 bool requestEagerModuleLoading();
 
+// Whether eager loading is worth asking for: only where an NCCL kernel can
+// spin for a peer, i.e. --backend cuda with NCCL (not --gpu-comm mpi) on
+// two ranks or more. Elsewhere CUDA's lazy default stands: it loads less,
+// starts sooner, and with nothing spinning on the GPU a load cannot wait.
+bool eagerModuleLoadingMatters(bool cudaBackend, bool nccl, int worldSize);
+
 } // namespace pipesched::runtime::cuda

@@ -1,6 +1,6 @@
 // The CUDA backend's start-up settings that need no GPU: --setup-timeout,
 // --gpu-comm, their help text, and the environment default for eager
-// module loading (src/cuda/env_default.h).
+// module loading and when it is asked for (src/cuda/env_default.h).
 #include "cuda/env_default.h"
 #include "options.h"
 
@@ -110,6 +110,19 @@ TEST(EnvDefault, EagerModuleLoadingRespectsTheUser) {
   setenv("CUDA_MODULE_LOADING", "LAZY", 1);
   EXPECT_FALSE(requestEagerModuleLoading());
   EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "LAZY");
+}
+
+// Eager loading only where an NCCL kernel can spin for a peer while a
+// module loads: --backend cuda, NCCL, two ranks or more.
+TEST(EnvDefault, EagerModuleLoadingOnlyForNcclWithPeers) {
+  using pipesched::runtime::cuda::eagerModuleLoadingMatters;
+  EXPECT_TRUE(eagerModuleLoadingMatters(true, true, 2));
+  EXPECT_TRUE(eagerModuleLoadingMatters(true, true, 512));
+  EXPECT_FALSE(eagerModuleLoadingMatters(true, true, 1));   // no peer, no communicator
+  EXPECT_FALSE(eagerModuleLoadingMatters(true, true, 0));   // (no size known: one)
+  EXPECT_FALSE(eagerModuleLoadingMatters(true, false, 8));  // --gpu-comm mpi
+  EXPECT_FALSE(eagerModuleLoadingMatters(false, true, 8));  // --backend cpu
+  EXPECT_FALSE(eagerModuleLoadingMatters(false, false, 1));
 }
 
 } // namespace
