@@ -3,6 +3,7 @@
 #include "abort_job.h"
 #include "agreement.h"
 #include "cpu_backend.h"
+#include "cuda/env_default.h"
 #include "document.h"
 #include "executor.h"
 #include "loader.h"
@@ -22,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <new>
@@ -447,9 +449,25 @@ int run(int argc, char **argv, int rank, int size) {
   }
 }
 
+// The environment of the libraries, set before MPI_Init: an MPI built with
+// CUDA support may start CUDA inside it (CUDA reads CUDA_MODULE_LOADING
+// once, when it starts), and MPI's threads run after it (setenv is not
+// safe beside a thread that reads the environment). MPI does not say the
+// world size yet: the launcher does (launcherWorldSize). A command line
+// that does not parse sets nothing; run() reports it.
+void setEnvironmentBeforeMpi(int argc, char **argv) {
+  Options o;
+  if (parseOptions(argc, argv, o) || o.help || o.check || o.referenceOnly)
+    return;
+  const int size = cuda::launcherWorldSize([](const char *name) { return std::getenv(name); });
+  if (cuda::eagerModuleLoadingMatters(o.backend == "cuda", o.gpuComm == GpuComm::Nccl, size))
+    cuda::requestEagerModuleLoading();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  setEnvironmentBeforeMpi(argc, argv);
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

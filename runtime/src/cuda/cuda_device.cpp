@@ -10,6 +10,7 @@
 #include <cuda.h> // the driver's types only: its entry point comes from the runtime
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -92,6 +93,22 @@ std::vector<NodeRank> gatherNode(MPI_Comm node, int rank, int local,
   return ranks;
 }
 
+// Eager loading was asked for before MPI_Init from the launcher's world
+// size (main.cpp); under a launcher that announces none the run looked
+// like one rank. Rank 0 says so: a module load could then wait for a peer.
+void warnIfLazyWithPeers(int rank, int size, bool shareDevices) {
+  const char *mode = std::getenv("CUDA_MODULE_LOADING");
+  const bool announced = cuda::eagerModuleLoadingMatters(
+      true, !shareDevices, cuda::launcherWorldSize([](const char *n) { return std::getenv(n); }));
+  if (rank == 0 && cuda::eagerModuleLoadingMatters(true, !shareDevices, size) &&
+      !announced && !(mode && *mode))
+    std::fprintf(stderr,
+                 "pipeline-run: warning: the launcher announced no world size before "
+                 "MPI_Init (OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS), so CUDA loads "
+                 "modules lazily under NCCL with %d ranks; set CUDA_MODULE_LOADING=EAGER\n",
+                 size);
+}
+
 } // namespace
 
 std::string selectCudaDevice(MPI_Comm world, bool shareDevices, double timeout,
@@ -99,9 +116,7 @@ std::string selectCudaDevice(MPI_Comm world, bool shareDevices, double timeout,
   int rank = 0, size = 1;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
-  // Before the first CUDA call of the process (env_default.h says why).
-  if (cuda::eagerModuleLoadingMatters(true, !shareDevices, size))
-    cuda::requestEagerModuleLoading();
+  warnIfLazyWithPeers(rank, size, shareDevices);
   MPI_Comm node;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int nodeRank = 0;

@@ -2,6 +2,8 @@
 // never overriding what the user chose. CUDA-free: unit-tested on the CPU.
 #pragma once
 
+#include <functional>
+
 namespace pipesched::runtime::cuda {
 
 // Sets `name` to `value` unless the environment already gives it a
@@ -21,5 +23,14 @@ bool requestEagerModuleLoading();
 // two ranks or more. Elsewhere CUDA's lazy default stands: it loads less,
 // starts sooner, and with nothing spinning on the GPU a load cannot wait.
 bool eagerModuleLoadingMatters(bool cudaBackend, bool nccl, int worldSize);
+
+// The world size as the launcher announces it to each process, readable
+// before MPI_Init, where pipeline-run sets the environment (main.cpp): the
+// first of OMPI_COMM_WORLD_SIZE (Open MPI's mpirun),
+// PMI_SIZE (MPICH's and Intel MPI's Hydra) and SLURM_NTASKS (srun) that
+// holds a positive integer, else 1 (without a launcher, MPI_Init makes a
+// singleton). `getenv` reads the environment (std::getenv).
+using GetEnv = std::function<const char *(const char *)>;
+int launcherWorldSize(const GetEnv &getenv);
 
 } // namespace pipesched::runtime::cuda

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -123,6 +124,41 @@ TEST(EnvDefault, EagerModuleLoadingOnlyForNcclWithPeers) {
   EXPECT_FALSE(eagerModuleLoadingMatters(true, false, 8));  // --gpu-comm mpi
   EXPECT_FALSE(eagerModuleLoadingMatters(false, true, 8));  // --backend cpu
   EXPECT_FALSE(eagerModuleLoadingMatters(false, false, 1));
+}
+
+// The world size before MPI_Init, from what the launcher put in the
+// environment: Open MPI's, then Hydra's, then Slurm's; one without any.
+TEST(EnvDefault, LauncherWorldSize) {
+  using pipesched::runtime::cuda::launcherWorldSize;
+  auto env = [](std::vector<std::pair<std::string, std::string>> vars) {
+    return [vars](const char *name) -> const char * {
+      for (const auto &v : vars)
+        if (v.first == name)
+          return v.second.c_str();
+      return nullptr;
+    };
+  };
+  EXPECT_EQ(launcherWorldSize(env({})), 1); // a singleton
+  EXPECT_EQ(launcherWorldSize(env({{"OMPI_COMM_WORLD_SIZE", "4"}})), 4);
+  EXPECT_EQ(launcherWorldSize(env({{"PMI_SIZE", "8"}})), 8);
+  EXPECT_EQ(launcherWorldSize(env({{"SLURM_NTASKS", "16"}})), 16);
+  // mpirun inside a Slurm allocation: mpirun's own count first.
+  EXPECT_EQ(launcherWorldSize(
+                env({{"SLURM_NTASKS", "16"}, {"PMI_SIZE", "8"}, {"OMPI_COMM_WORLD_SIZE", "2"}})),
+            2);
+  EXPECT_EQ(launcherWorldSize(env({{"SLURM_NTASKS", "16"}, {"PMI_SIZE", "8"}})), 8);
+  // Not a positive int: the next variable, or one rank.
+  for (const char *bad : {"", "0", "-2", "4x", "x", "99999999999", " "})
+    EXPECT_EQ(launcherWorldSize(env({{"OMPI_COMM_WORLD_SIZE", bad}, {"SLURM_NTASKS", "3"}})),
+              3)
+        << "'" << bad << "'";
+  EXPECT_EQ(launcherWorldSize(env({{"PMI_SIZE", "zero"}})), 1);
+  // The decision main() makes before MPI_Init.
+  using pipesched::runtime::cuda::eagerModuleLoadingMatters;
+  EXPECT_TRUE(eagerModuleLoadingMatters(true, true, launcherWorldSize(env({{"PMI_SIZE", "2"}}))));
+  EXPECT_FALSE(eagerModuleLoadingMatters(true, true, launcherWorldSize(env({}))));
+  EXPECT_FALSE(eagerModuleLoadingMatters(
+      true, true, launcherWorldSize(env({{"OMPI_COMM_WORLD_SIZE", "1"}}))));
 }
 
 } // namespace
