@@ -87,6 +87,15 @@ class Backend {
 public:
   virtual ~Backend() = default;
 
+  // The set-up that may fail (the CUDA backend's device, warm-up and
+  // communicators), once, before any other call. The driver calls it inside
+  // the job's abort scope (abort_job.h), so that an error ends the job at
+  // once, aborting what was set up, instead of unwinding through the
+  // destructors of what was (under cuda, NCCL's tear-down waits for the
+  // peers) before the error is printed. Constructors only keep the
+  // configuration.
+  virtual void start() {}
+
   // Memory. allocate: contents undefined until written (the CPU backend
   // zeroes). download waits for the buffer's pending writes.
   virtual BufferPtr allocate(size_t n) = 0;

@@ -330,9 +330,12 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
   // While the backend exists, every end of the job aborts it first, and an
   // error ends the job here: unwinding would run the backend's destructor,
   // which under cuda waits for the streams and NCCL's peers (the executor
-  // does the same for errors inside a step, naming the op).
+  // does the same for errors inside a step, naming the op). Its set-up runs
+  // in the scope too: an error there (NCCL up, then out of device memory)
+  // prints and aborts at once, not after NCCL's tear-down.
   BackendAbortScope abortBackend([&backend] { backend->abort(); });
   try {
+    backend->start();
     return trainOn(o, program, model, rank, transport, *backend);
   } catch (const std::exception &e) {
     abortOnError(rank, e);

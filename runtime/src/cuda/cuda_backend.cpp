@@ -41,8 +41,11 @@ constexpr size_t kGenerateCommands = 1;
 
 class CudaBackend final : public Backend {
 public:
+  // Keeps the configuration only: start() does what can fail.
   CudaBackend(MPI_Comm world, const CudaBackendConfig &config);
   ~CudaBackend() override;
+
+  void start() override;
 
   BufferPtr allocate(size_t n) override;
   void zero(Buffer &b) override;
@@ -101,6 +104,7 @@ private:
     return false;
   }
 
+  MPI_Comm world_;
   CudaBackendConfig config_;
   const Program &program_;
   size_t block_;
@@ -119,9 +123,17 @@ private:
 };
 
 CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
-    : config_(c), program_(*c.program), block_(size_t(c.data.rows * c.data.hidden)),
+    : world_(world), config_(c), program_(*c.program),
+      block_(size_t(c.data.rows * c.data.hidden)),
       // One loss per sink stage and microbatch.
-      lossCapacity_(std::max(1, c.data.microbatches * c.program->graph.sinks())) {
+      lossCapacity_(std::max(1, c.data.microbatches * c.program->graph.sinks())) {}
+
+// Collective over world_ (NCCL's bootstrap). The driver calls it inside the
+// job's abort scope: an error here ends the job at once (abortJob aborts
+// the communicators made so far), before unwinding could reach the
+// destructors of what is set up, NCCL's tear-down waiting for the peers.
+void CudaBackend::start() {
+  const CudaBackendConfig &c = config_;
   check(cudaSetDevice(c.device), "cudaSetDevice");
   int least = 0, greatest = 0;
   check(cudaDeviceGetStreamPriorityRange(&least, &greatest),
@@ -147,7 +159,7 @@ CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
 
   const DeviceCommContext context{program_, c.rank, comm_, syncEvents_, *tracker_};
   if (c.comm == GpuComm::Nccl) {
-    comms_ = makeNcclComm(world, context, c.setupTimeout);
+    comms_ = makeNcclComm(world_, context, c.setupTimeout);
   } else {
     if (!c.transport)
       throw std::logic_error("--gpu-comm mpi without an MPI transport");
@@ -174,10 +186,12 @@ CudaBackend::CudaBackend(MPI_Comm world, const CudaBackendConfig &c)
 
 // Buffers go back to their pools before those free the memory, events to
 // their pools before those go; communicators are finalized with the device
-// idle.
+// idle. (A backend whose start() failed is never destroyed: the job ended.)
 CudaBackend::~CudaBackend() {
-  cudaStreamSynchronize(comm_);
-  cudaStreamSynchronize(compute_);
+  if (comm_)
+    cudaStreamSynchronize(comm_);
+  if (compute_)
+    cudaStreamSynchronize(compute_);
   moments_.clear();
   input_.reset();
   targets_.reset();
@@ -188,8 +202,10 @@ CudaBackend::~CudaBackend() {
   pinned_.reset();
   cudaFree(rowLoss_);
   cudaFree(lossSlots_);
-  cudaStreamDestroy(comm_);
-  cudaStreamDestroy(compute_);
+  if (comm_)
+    cudaStreamDestroy(comm_);
+  if (compute_)
+    cudaStreamDestroy(compute_);
 }
 
 bool CudaBackend::reserve(size_t commands) {

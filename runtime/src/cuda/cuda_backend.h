@@ -44,7 +44,8 @@ struct CudaBackendConfig {
 std::string selectCudaDevice(MPI_Comm world, bool shareDevices, double timeout,
                              int &device);
 
-// Collective over `world` (NCCL bootstrap). Throws std::runtime_error.
+// Makes the backend, which fails on nothing; its start() (Backend), collective
+// over `world` (NCCL bootstrap), sets it up and throws std::runtime_error.
 std::unique_ptr<Backend> makeCudaBackend(MPI_Comm world, const CudaBackendConfig &config);
 
 } // namespace pipesched::runtime
