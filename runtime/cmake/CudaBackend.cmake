@@ -53,6 +53,7 @@ add_library(PipeschedRuntimeCuda STATIC
   src/cuda/cuda_mlp.cpp
   src/cuda/cuda_tracker.cpp
   src/cuda/cuda_warmup.cpp
+  src/cuda/device_link_probe.cpp
   src/cuda/mpi_device_comm.cpp
   src/cuda/nccl_comms.cpp
   src/cuda/nccl_device_comm.cpp

@@ -10,6 +10,8 @@
 // and finishStep() waits for all of it.
 #pragma once
 
+#include "link_probe.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -158,6 +160,11 @@ public:
   // Waits for all of the step's work; lossSum: the sum of the step's addLoss
   // values in call order. False when a wait gave up.
   virtual bool finishStep(double &lossSum) = 0;
+  // --profile's measurement of the link, after the steps: a probe through
+  // the path this backend's transfers and collectives take (link_probe.h).
+  // Collective over every rank.
+  virtual std::unique_ptr<LinkProbe> linkProbe() = 0;
+
   // Replaces the host times of the step's ops by device times, if it has them.
   virtual void deviceTimes(OpTiming *ops, size_t count) {
     (void)ops;

@@ -1,6 +1,7 @@
 #include "cpu_backend.h"
 
 #include "bppsa_exec.h"
+#include "host_link_probe.h"
 #include "kernels.h"
 
 #include <algorithm>
@@ -114,6 +115,10 @@ bool CpuBackend::finishStep(double &lossSum) {
   lossSum = lossSum_;
   lossSum_ = 0;
   return true;
+}
+
+std::unique_ptr<LinkProbe> CpuBackend::linkProbe() {
+  return makeHostLinkProbe(transport_.world(), transport_.rank(), transport_.timeout());
 }
 
 } // namespace pipesched::runtime

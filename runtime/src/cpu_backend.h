@@ -49,6 +49,8 @@ public:
   bool reduce(Buffer &grad, int root, int group) override;
 
   bool finishStep(double &lossSum) override;
+  // Host MPI, as this backend's transfers.
+  std::unique_ptr<LinkProbe> linkProbe() override;
   double timeout() const override { return transport_.timeout(); }
 
 private:

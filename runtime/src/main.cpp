@@ -286,7 +286,8 @@ int trainOn(const Options &o, const Program &program, Model &model, int rank,
   }
   if (!o.profile.empty()) {
     std::string err = writeProfile(MPI_COMM_WORLD, program, rank, timeline,
-                                   profileContext(o, program, model), o.profile, o.timeout);
+                                   profileContext(o, program, model), backend, o.profile,
+                                   o.timeout);
     if (!err.empty()) {
       std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
       rc = 1;

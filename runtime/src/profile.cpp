@@ -15,6 +15,69 @@ constexpr const char *kDirectionNames[kNumDirections] = {"forward", "backward",
 
 std::string str(std::string_view s) { return std::string(s); }
 
+constexpr int kWarmUp = 5;
+
+// Shifts per size: 200 for small messages, fewer for large ones (at
+// most 32 MiB each way unless that leaves fewer than 20), so that large
+// messages do not keep the job long.
+int64_t roundsFor(int64_t bytes) {
+  return std::clamp<int64_t>((int64_t(1) << 25) / std::max<int64_t>(bytes, 1), 20, 200);
+}
+
+// The sizes of the ring's messages: a small one, then one activation and 4x
+// and 16x that (what pipeline transfers move).
+std::vector<int64_t> transferSizes(int64_t actBytes) {
+  std::vector<int64_t> sizes = {64};
+  for (int64_t k : {1, 4, 16})
+    if (actBytes * k > 64)
+      sizes.push_back(actBytes * k);
+  return sizes;
+}
+
+// Every rank sends one message of each size to the next rank and receives
+// one from the previous, all at once, as a pipeline's transfers go; rank 0's
+// times count. Every rank takes part (every link is used, no rank sleeps
+// through it). The probe's waits have the deadline.
+TransferMeasurement ringShift(LinkProbe &probe, int rank, int ranks, int64_t actBytes) {
+  TransferMeasurement m;
+  m.path = probe.path();
+  const int next = (rank + 1) % ranks, previous = (rank + ranks - 1) % ranks;
+  for (int64_t bytes : transferSizes(actBytes)) {
+    if (bytes > int64_t(1) << 30)
+      break; // MPI counts are ints: the fit has the smaller sizes
+    const int64_t rounds = roundsFor(bytes);
+    std::vector<double> shift;
+    for (int64_t i = 0; i < kWarmUp + rounds; ++i) {
+      const double ns = probe.shift(bytes, next, previous);
+      if (i >= kWarmUp)
+        shift.push_back(ns);
+    }
+    m.bytes.push_back(bytes);
+    m.rounds.push_back(rounds);
+    m.oneWayNs.push_back(rank == 0 ? median(shift) : 0);
+  }
+  return m;
+}
+
+// Every rank all-reduces one stage's weights (floats, summed) at once, as a
+// gradient reduction does; rank 0's times count. Open MPI's all-reduce is
+// not the point-to-point link's ring: measured, not derived.
+void allreduceTime(LinkProbe &probe, int rank, int64_t weightBytes, TransferMeasurement &m) {
+  const int64_t count = std::min<int64_t>(weightBytes / int64_t(sizeof(float)), 1 << 28);
+  if (count <= 0)
+    return;
+  const int64_t rounds = std::clamp<int64_t>(roundsFor(count * int64_t(sizeof(float))), 20, 100);
+  std::vector<double> times;
+  for (int64_t i = 0; i < kWarmUp + rounds; ++i) {
+    const double ns = probe.allreduce(count);
+    if (i >= kWarmUp)
+      times.push_back(ns);
+  }
+  m.reduceBytes = count * int64_t(sizeof(float));
+  m.reduceRounds = rounds;
+  m.reduceNs = rank == 0 ? median(times) : 0;
+}
+
 } // namespace
 
 std::vector<ComputeSample> computeSamples(const Program &program, int rank,
@@ -207,14 +270,23 @@ nlohmann::ordered_json costFile(const Program &program,
       {"method", transfer.bytes.empty()
                      ? "none: one rank"
                      : "every rank sends to the next and receives from the previous "
-                       "at once, over MPI in host memory; one way = rank 0's median "
-                       "shift; latency + per_byte * bytes by least squares"},
+                       "at once" +
+                           (transfer.path.empty() ? "" : ", " + transfer.path) +
+                           "; one way = rank 0's median shift; latency + per_byte * "
+                           "bytes by least squares"},
       {"bytes", transfer.bytes},
       {"reduce_rounds", transfer.reduceRounds},
       {"shifts", transfer.rounds},
       {"one_way", transfer.oneWayNs}};
   doc[str(costs::kMeasured)] = measured;
   return doc;
+}
+
+TransferMeasurement measureLink(LinkProbe &probe, int rank, int ranks, int64_t actBytes,
+                                int64_t weightBytes) {
+  TransferMeasurement m = ringShift(probe, rank, ranks, actBytes);
+  allreduceTime(probe, rank, weightBytes, m);
+  return m;
 }
 
 } // namespace pipesched::runtime

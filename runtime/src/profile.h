@@ -1,10 +1,12 @@
 // --profile FILE without MPI: the compute samples of a rank, the
-// statistics, the transfer fit and the cost file
+// statistics, the link's measurement through a LinkProbe (link_probe.h),
+// the transfer fit and the cost file
 // (include/pipesched/Program/Costs.h) that the compiler's calibration reads.
 // profile_run.h gathers the samples and measures the transfers.
 #pragma once
 
 #include "backend.h"
+#include "link_probe.h"
 #include "program.h"
 
 #include <nlohmann/json.hpp>
@@ -55,8 +57,8 @@ struct TransferFit {
 };
 TransferFit fitTransfer(const std::vector<double> &bytes, const std::vector<double> &ns);
 
-// How the transfers were measured: a ping-pong between ranks 0 and 1 (none
-// with one rank).
+// How the transfers were measured: a ring of shifts over every rank (none
+// with one rank), through the backend's path (link_probe.h).
 struct TransferMeasurement {
   std::vector<int64_t> bytes;     // message sizes
   std::vector<int64_t> rounds;    // timed shifts per size
@@ -65,7 +67,18 @@ struct TransferMeasurement {
   // rank 0's median, ns (0: one rank, nothing to reduce).
   int64_t reduceBytes = 0, reduceRounds = 0;
   double reduceNs = 0;
+  // How the messages travelled (LinkProbe::path): "over MPI in host memory".
+  std::string path;
 };
+
+// The link's measurement, every rank at once (two or more), through `probe`
+// (the backend's path, link_probe.h): a ring of shifts (each rank sends to
+// the next and receives from the previous) of 64 bytes, one activation, 4x
+// and 16x that (5 warm-up shifts, then 200 for small messages, fewer for
+// large ones, at least 20), and an all-reduce of one stage's weights (5
+// warm-up rounds, then 20 to 100); rank 0's medians count.
+TransferMeasurement measureLink(LinkProbe &probe, int rank, int ranks, int64_t actBytes,
+                                int64_t weightBytes);
 
 // What the cost file's `measured` records besides the samples.
 struct ProfileContext {

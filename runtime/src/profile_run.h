@@ -1,6 +1,8 @@
 // --profile FILE: after the steps, every rank's compute timings are
-// gathered to rank 0, ranks 0 and 1 time a ping-pong at several sizes, and
-// rank 0 writes the cost file (profile.h, Costs.h).
+// gathered to rank 0, the ranks time a ring of transfers at several sizes
+// and an all-reduce through the backend's LinkProbe (link_probe.h: the path
+// its own transfers take), and rank 0 writes the cost file (profile.h,
+// Costs.h).
 #pragma once
 
 #include "backend.h"
@@ -19,6 +21,6 @@ namespace pipesched::runtime {
 // not writable, a stage without samples), or "".
 std::string writeProfile(MPI_Comm world, const Program &program, int rank,
                          const std::vector<OpTiming> &timeline, const ProfileContext &context,
-                         const std::string &path, double timeout);
+                         Backend &backend, const std::string &path, double timeout);
 
 } // namespace pipesched::runtime

@@ -14,7 +14,7 @@ namespace pipesched::runtime {
 
 Transport::Transport(MPI_Comm world, const Program &program, int rank,
                      double timeoutSeconds)
-    : program_(program), rank_(rank), timeout_(timeoutSeconds) {
+    : world_(world), program_(program), rank_(rank), timeout_(timeoutSeconds) {
   MPI_Comm_dup(world, &p2p_);
   MPI_Comm_dup(world, &control_);
   MPI_Group worldGroup;
@@ -100,6 +100,13 @@ bool Transport::allreduce(float *data, size_t count, int group) {
   MPI_Request request;
   MPI_Iallreduce(MPI_IN_PLACE, data, checkedCount(count), MPI_FLOAT, MPI_SUM,
                  groups_[group], &request);
+  return wait(&request, 1, nullptr);
+}
+
+bool Transport::allreduceAll(float *data, size_t count) {
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, data, checkedCount(count), MPI_FLOAT, MPI_SUM, p2p_,
+                 &request);
   return wait(&request, 1, nullptr);
 }
 

@@ -27,6 +27,8 @@ public:
   Transport &operator=(const Transport &) = delete;
 
   double timeout() const { return timeout_; }
+  MPI_Comm world() const { return world_; }
+  int rank() const { return rank_; }
 
   // Point-to-point: post any number, then waitPosted().
   void postSend(const float *data, size_t count, int peer, int64_t tag);
@@ -39,6 +41,8 @@ public:
   bool allreduce(float *data, size_t count, int group);
   // Sums onto `root` (a world rank in the group); others' data is unchanged.
   bool reduce(float *data, size_t count, int root, int group);
+  // Sums over every rank, in place (--profile's all-reduce, not a program's).
+  bool allreduceAll(float *data, size_t count);
 
   // Control plane (all ranks).
   bool barrier();
@@ -55,6 +59,7 @@ private:
   bool wait(MPI_Request *requests, size_t count, std::vector<size_t> *pending);
   int checkedCount(size_t count) const;
 
+  MPI_Comm world_;
   const Program &program_;
   int rank_;
   double timeout_;

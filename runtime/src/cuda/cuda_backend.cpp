@@ -17,6 +17,7 @@
 #include "cuda_warmup.h"
 #include "data_gen.h"
 #include "device_comm.h"
+#include "device_link_probe.h"
 #include "pinned_pool.h"
 
 #include <algorithm>
@@ -77,6 +78,11 @@ public:
   bool finishStep(double &lossSum) override;
   void deviceTimes(OpTiming *ops, size_t count) override {
     tracker_->deviceTimes(ops, count);
+  }
+  // Its DeviceComm between device buffers (device_link_probe.h).
+  std::unique_ptr<LinkProbe> linkProbe() override {
+    return makeDeviceLinkProbe(DeviceLinkContext{*comms_, *tracker_, *pool_, timingEvents_,
+                                                 comm_, config_.rank, config_.timeout});
   }
   double timeout() const override { return config_.timeout; }
   void abort() override {

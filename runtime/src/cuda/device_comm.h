@@ -38,6 +38,9 @@ public:
   // the others' buffers are left as they were).
   virtual bool allreduce(Buffer &grad, int group, Stall &stall) = 0;
   virtual bool reduce(Buffer &grad, int root, int group, Stall &stall) = 0;
+  // Sums over every rank in place, as allreduce() does over a group
+  // (--profile's all-reduce, device_link_probe.h). Two ranks or more.
+  virtual bool allreduceAll(Buffer &data, Stall &stall) = 0;
 
   // "" or an asynchronous error, polled by every host wait.
   virtual std::string asyncError() const { return ""; }

@@ -27,6 +27,7 @@ public:
   bool transfer(const Transfer *transfers, size_t count, Stall &stall) override;
   bool allreduce(Buffer &grad, int group, Stall &stall) override;
   bool reduce(Buffer &grad, int root, int group, Stall &stall) override;
+  bool allreduceAll(Buffer &data, Stall &stall) override;
   std::string describe() const override { return "MPI through pinned host memory"; }
 
 private:
@@ -140,6 +141,12 @@ bool MpiDeviceComm::allreduce(Buffer &grad, int group, Stall &stall) {
 bool MpiDeviceComm::reduce(Buffer &grad, int root, int group, Stall &stall) {
   return collective(grad, c_.rank == root, stall, [&](float *host) {
     return transport_.reduce(host, grad.size(), root, group);
+  });
+}
+
+bool MpiDeviceComm::allreduceAll(Buffer &data, Stall &stall) {
+  return collective(data, true, stall, [&](float *host) {
+    return transport_.allreduceAll(host, data.size());
   });
 }
 

@@ -29,6 +29,7 @@ public:
   bool transfer(const Transfer *transfers, size_t count, Stall &stall) override;
   bool allreduce(Buffer &grad, int group, Stall &stall) override;
   bool reduce(Buffer &grad, int root, int group, Stall &stall) override;
+  bool allreduceAll(Buffer &data, Stall &stall) override;
 
   std::string asyncError() const override { return comms_.asyncError(); }
   void abort() override { comms_.abort(); }
@@ -93,6 +94,16 @@ bool NcclDeviceComm::allreduce(Buffer &grad, int group, Stall &stall) {
   float *p = dev(grad).ptr;
   return enqueued(
       comm, ncclAllReduce(p, p, grad.size(), ncclFloat, ncclSum, comm, c_.stream), stall);
+}
+
+// On the world's communicator, which the transfers use.
+bool NcclDeviceComm::allreduceAll(Buffer &data, Stall &stall) {
+  const ncclComm_t world = comms_.world();
+  if (!world)
+    throw std::logic_error("an all-reduce over a world of one rank");
+  float *p = dev(data).ptr;
+  return enqueued(
+      world, ncclAllReduce(p, p, data.size(), ncclFloat, ncclSum, world, c_.stream), stall);
 }
 
 bool NcclDeviceComm::reduce(Buffer &grad, int root, int group, Stall &stall) {

@@ -1,7 +1,8 @@
 // What the run reports of itself without MPI: the options --trace and
 // --profile, the trace's events (names, tracks, steps one after another,
 // the gathering's packing) and the cost file's statistics (medians, the
-// transfer fit, samples per stage).
+// transfer fit, samples per stage, the link measured through a probe).
+#include "link_probe.h"
 #include "loader.h"
 #include "measured_trace.h"
 #include "options.h"
@@ -207,6 +208,62 @@ TEST(Profile, TransferFit) {
   EXPECT_EQ(fit.perByte, 0);
 }
 
+// A LinkProbe that records what it is asked and answers with set times.
+class RecordingProbe final : public LinkProbe {
+public:
+  std::string path() const override { return "over a test double"; }
+  double shift(int64_t bytes, int next, int previous) override {
+    shifts.push_back({bytes, next, previous});
+    return double(bytes) + double(shifts.size() % 3); // warm-ups included
+  }
+  double allreduce(int64_t floats) override {
+    reduces.push_back(floats);
+    return 7000;
+  }
+  struct Shift {
+    int64_t bytes;
+    int next, previous;
+  };
+  std::vector<Shift> shifts;
+  std::vector<int64_t> reduces;
+};
+
+// --profile measures the link only through the backend's probe: the ring's
+// sizes, warm-ups and rounds, the neighbours, rank 0's medians, and the
+// all-reduce of one stage's weights, whatever the backend's path.
+TEST(Profile, LinkMeasuredThroughTheBackendsProbe) {
+  RecordingProbe probe;
+  const TransferMeasurement m = measureLink(probe, 0, 4, 2048, 16640);
+  EXPECT_EQ(m.path, "over a test double");
+  EXPECT_EQ(m.bytes, (std::vector<int64_t>{64, 2048, 8192, 32768}));
+  EXPECT_EQ(m.rounds, (std::vector<int64_t>{200, 200, 200, 200}));
+  ASSERT_EQ(probe.shifts.size(), size_t(4 * (5 + 200)));
+  for (const RecordingProbe::Shift &s : probe.shifts) {
+    EXPECT_EQ(s.next, 1);
+    EXPECT_EQ(s.previous, 3);
+  }
+  EXPECT_EQ(probe.shifts[204].bytes, 64);
+  EXPECT_EQ(probe.shifts[205].bytes, 2048);
+  ASSERT_EQ(m.oneWayNs.size(), 4u);
+  for (size_t i = 0; i < m.bytes.size(); ++i) // bytes + 0, 1 or 2: the median is + 1
+    EXPECT_EQ(m.oneWayNs[i], double(m.bytes[i]) + 1) << m.bytes[i];
+  EXPECT_EQ(probe.reduces, std::vector<int64_t>(5 + 100, 16640 / 4));
+  EXPECT_EQ(m.reduceBytes, 16640);
+  EXPECT_EQ(m.reduceRounds, 100);
+  EXPECT_EQ(m.reduceNs, 7000);
+
+  // Another rank: its own neighbours, no medians of its own; large messages
+  // get fewer rounds (at least 20).
+  RecordingProbe last;
+  const TransferMeasurement other = measureLink(last, 3, 4, int64_t(1) << 22, 0);
+  EXPECT_EQ(last.shifts.front().next, 0);
+  EXPECT_EQ(last.shifts.front().previous, 2);
+  EXPECT_EQ(other.rounds, (std::vector<int64_t>{200, 20, 20, 20}));
+  EXPECT_EQ(other.oneWayNs, std::vector<double>(4, 0.0));
+  EXPECT_TRUE(last.reduces.empty()); // no weights, nothing to reduce
+  EXPECT_EQ(other.reduceBytes, 0);
+}
+
 TEST(Profile, CostFile) {
   Program p = load("zb-2.json");
   std::vector<ComputeSample> all;
@@ -218,7 +275,8 @@ TEST(Profile, CostFile) {
   // Steps 2 and 3 only: 2 steps x 4 microbatches per stage and direction,
   // and each stage's optimizer step once per step.
   EXPECT_EQ(all.size(), size_t(2 * 2 * 4 * 3 + 2 * 2));
-  TransferMeasurement transfer{{64, 2048}, {200, 200}, {1000, 2000}, 16640, 20, 5000};
+  TransferMeasurement transfer{
+      {64, 2048}, {200, 200}, {1000, 2000}, 16640, 20, 5000, "over MPI in host memory"};
   ProfileContext context;
   context.backend = "cpu";
   context.ranks = 2;
@@ -245,6 +303,20 @@ TEST(Profile, CostFile) {
   }
   EXPECT_NEAR(doc["transfer"]["per_byte"].get<double>(), 1000.0 / 1984, 1e-9);
   EXPECT_EQ(doc["measured"]["statistic"], "trimmed mean (10% each side)");
+  // The cpu backend's method as it always read; another backend's path in
+  // its place (the cuda one's DeviceComm), the file's keys the same.
+  EXPECT_EQ(doc["measured"]["transfer"]["method"],
+            "every rank sends to the next and receives from the previous at once, over "
+            "MPI in host memory; one way = rank 0's median shift; latency + per_byte * "
+            "bytes by least squares");
+  transfer.path = "over NCCL 2.27.7 between device buffers";
+  json gpu = json::parse(costFile(p, all, transfer, context).dump());
+  EXPECT_NE(gpu["measured"]["transfer"]["method"].get<std::string>().find(
+                "at once, over NCCL 2.27.7 between device buffers; one way"),
+            std::string::npos)
+      << gpu["measured"]["transfer"];
+  EXPECT_EQ(gpu.size(), doc.size());
+  EXPECT_EQ(gpu["transfer"], doc["transfer"]);
 
   // Without a split, bwd_w is empty; a stage nobody timed is an error.
   Program gpipe = load("gpipe-2.json");
