@@ -231,7 +231,7 @@ void CudaBackend::computeBegin(Buffers buffers) {
   for (const Buffer *b : buffers)
     if (b)
       waitFor(compute_, *b);
-  tracker_->started();
+  tracker_->started(false);
 }
 
 void CudaBackend::computeEnd(Buffers buffers) {
@@ -340,7 +340,7 @@ void CudaBackend::beginOp(size_t index, bool communication) {
 const Buffer &CudaBackend::input(int step, int microbatch) {
   if (!reserve(kGenerateCommands))
     return *input_;
-  tracker_->started();
+  tracker_->started(false);
   check(generateInput(datagen::key(config_.data.seed, step, microbatch), input_->ptr,
                       int64_t(block_), compute_),
         "input kernel");
@@ -441,7 +441,7 @@ bool CudaBackend::transfer(const Transfer *transfers, size_t count) {
     return false;
   for (size_t i = 0; i < count; ++i)
     waitFor(comm_, *transfers[i].buffer);
-  tracker_->started();
+  tracker_->started(true);
   if (!comms_->transfer(transfers, count, stall_))
     return fail();
   commEnd(transfers, count, nullptr);
@@ -456,7 +456,7 @@ bool CudaBackend::collective(Buffer &grad, int group,
   if (!reserve(1 + comms_->collectiveCommands() + kRecordCommands))
     return false;
   waitFor(comm_, grad);
-  tracker_->started();
+  tracker_->started(true);
   if (!run(*comms_, stall_))
     return fail();
   commEnd(nullptr, 0, &grad);

@@ -34,16 +34,16 @@ bool OpTracker::beginOp(size_t index, bool communication, Stall &stall) {
   return reserve(kTimingCommands, stall);
 }
 
-void OpTracker::started() {
+void OpTracker::started(bool communication) {
   if (!ledger_.isOpen()) // set-up and --verify: no op to time
     return;
   Record &r = records_.back();
-  if (!r.start)
+  if (r.comm == communication && !r.start)
     r.start = timing_.record(stream(r.comm));
 }
 
 void OpTracker::endOp() {
-  started();
+  started(records_.back().comm);
   Record &r = records_.back();
   r.end = timing_.record(stream(r.comm));
   ledger_.close();

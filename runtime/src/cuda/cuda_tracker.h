@@ -32,8 +32,11 @@ public:
   void beginStep();
   // False (and `stall` set) when the op's timing events found no room.
   bool beginOp(size_t index, bool communication, Stall &stall);
-  // The current op's work starts now on its stream (after its waits).
-  void started();
+  // The current op's work starts now on the communication stream or the
+  // compute stream (after its waits). Ignored for the other stream's work
+  // inside an op (a collective's zeroed gradient buffer; tied_grad's
+  // all-reduce): an op is timed on its own stream only.
+  void started(bool communication);
   void endOp();
   size_t currentOp() const { return records_.empty() ? 0 : records_.back().op; }
 
