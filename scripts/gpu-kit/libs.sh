@@ -4,7 +4,8 @@
 # (site-packages/nvidia/*/lib), which no RUNPATH names.
 
 # The folders searched, in order: GPU_KIT_LIB_ROOTS when set, else the CUDA
-# toolkit, Python's site-packages and the usual library folders.
+# toolkit, Python's site-packages, /opt and /usr/local/lib (the system's
+# own folders the loader searches anyway).
 libs_search_roots() {
   if [ -n "${GPU_KIT_LIB_ROOTS:-}" ]; then
     echo "$GPU_KIT_LIB_ROOTS"
@@ -16,15 +17,18 @@ libs_search_roots() {
     command -v "$py" >/dev/null 2>&1 || continue
     roots+=" $("$py" -c 'import site; print(*site.getsitepackages())' 2>/dev/null)"
   done
-  echo "$roots /opt /usr/local/lib /usr/lib/x86_64-linux-gnu"
+  echo "$roots /opt /usr/local/lib"
 }
 
-# libs_missing FILE...: the sonames ldd cannot resolve, one per line, each
-# once.
+# libs_missing FILE...: the libraries ldd cannot resolve or load, one
+# soname per line, each once ("not found", or a file that is no library).
 libs_missing() {
   local f
   for f in "$@"; do
-    ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 == "not" { print $1 }'
+    ldd "$f" 2>&1 | awk '
+      $2 == "=>" && $3 == "not" { print $1 }
+      /error while loading shared libraries: / {
+        sub(/.*shared libraries: /, ""); sub(/: .*/, ""); sub(/.*\//, ""); print }'
   done | sort -u
 }
 
@@ -39,9 +43,10 @@ libs_find() {
   return 1
 }
 
-# libs_resolve FILE...: adds to LD_LIBRARY_PATH the folder of each library
-# FILE needs and ldd does not find, until nothing more is found (a library
-# found may itself need another: cuBLAS needs cuBLASLt).
+# libs_resolve FILE...: appends to LD_LIBRARY_PATH the folder of each
+# library FILE needs and ldd does not find, until nothing more is found (a
+# library found may itself need another: cuBLAS needs cuBLASLt). Appended,
+# so that the kit's MPI stays first.
 libs_resolve() {
   local round soname dir found
   for round in 1 2 3 4; do
@@ -50,22 +55,28 @@ libs_resolve() {
       dir=$(libs_find "$soname") || continue
       case ":${LD_LIBRARY_PATH:-}:" in *":$dir:"*) continue ;; esac
       echo "gpu-kit: $soname from $dir"
-      export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$dir
       found=1
     done
     [ "$found" = 1 ] || return 0
   done
 }
 
-# libs_check FILE...: names each library a FILE needs that is still not
-# found, with where it was looked for; status 3 if any.
+# libs_check FILE...: names each library that a FILE needs and that is
+# still not found, once, with the files that need it and where it was
+# looked for; status 3 if any.
 libs_check() {
-  local f soname status=0
+  local f soname
   for f in "$@"; do
-    for soname in $(libs_missing "$f"); do
-      echo "gpu-kit: $f needs $soname: not found (LD_LIBRARY_PATH, the system, and under: $(libs_search_roots))" >&2
-      status=3
-    done
-  done
-  return $status
+    for soname in $(libs_missing "$f"); do echo "$soname ${f##*/}"; done
+  done | awk -v roots="$(libs_search_roots)" '
+    { if (!($1 in users)) order[++n] = $1; count[$1]++
+      if (count[$1] <= 3) users[$1] = users[$1] (count[$1] > 1 ? ", " : "") $2 }
+    END {
+      for (i = 1; i <= n; i++) {
+        s = order[i]; more = count[s] > 3 ? " and " count[s] - 3 " more" : ""
+        printf "gpu-kit: %s: not found or not loadable, needed by %s%s (searched: LD_LIBRARY_PATH, the system'"'"'s folders, %s)\n", s, users[s], more, roots
+      }
+      exit n > 0 ? 3 : 0
+    }' >&2
 }

@@ -26,7 +26,7 @@ train() {
   shift 3
   mkdir -p "$work/measure-logs"
   [ "$left" -gt 5 ] || { echo "$name: no time left"; return 1; }
-  timeout -k 5 $((left < 90 ? left : 90)) $mpirun -np "$ranks" "$kit/bin/pipeline-run" \
+  timeout -k 5 $((left < 90 ? left : 90)) $mpirun -np "$ranks" "$run" \
     "$program" --backend "$backend" "$@" >"$work/measure-logs/$name.log" 2>&1
 }
 

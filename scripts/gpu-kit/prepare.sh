@@ -15,6 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/scripts/gpu-kit"
 source "$here/mpi.sh"
+source "$here/build-here.sh"
 kit="$root/gpu-kit" from_build="" cpu_only_ok=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -53,17 +54,19 @@ check_backend() {
   fi
 }
 
-# Debian's packages, kept in .cache/ so that a second prepare downloads none.
-download_mpi() {
-  local cache="$root/.cache/gpu-kit-debs" p
-  mkdir -p "$cache" "$kit/mpi"
-  for p in "${gpu_kit_mpi_packages[@]}"; do
+# download FOLDER PACKAGE...: Debian's packages into the kit's FOLDER, kept
+# in .cache/ so that a second prepare downloads none.
+download() {
+  local cache="$root/.cache/gpu-kit-debs" dest="$kit/$1" p
+  shift
+  mkdir -p "$cache" "$dest"
+  for p in "$@"; do
     ls "$cache/${p}_"*.deb >/dev/null 2>&1 && continue
     (cd "$cache" && apt-get download "$p" 2>&1 | grep -v '^W: Download is performed unsandboxed') ||
       { echo "prepare: apt-get download $p failed (apt-get update first?)" >&2; return 1; }
   done
-  for p in "${gpu_kit_mpi_packages[@]}"; do
-    cp "$cache/${p}_"*.deb "$kit/mpi/"
+  for p in "$@"; do
+    cp "$cache/${p}_"*.deb "$dest/"
   done
 }
 
@@ -109,19 +112,20 @@ main() {
   check_backend "$run"
   cp "$run" "$kit/bin/pipeline-run"
   strip "$kit/bin/pipeline-run" 2>/dev/null || true
-  download_mpi
+  download mpi "${gpu_kit_mpi_packages[@]}"
+  download dev "${gpu_kit_dev_packages[@]}"
   compile_programs
   write_manifest
   local bytes
   bytes=$(du -sb "$kit" | cut -f1)
   echo "prepare: kit $kit: $(find "$kit" -type f | wc -l) files, $((bytes / 1024)) KiB" \
-    "($(du -sb "$kit/mpi" | cut -f1) bytes of MPI packages)"
+    "(MPI's packages $(du -sb "$kit/mpi" | cut -f1) bytes, the build's $(du -sb "$kit/dev" | cut -f1))"
   if [ "$bytes" -gt $((20 * 1024 * 1024)) ]; then
     echo "prepare: the kit is over its 20 MiB target" >&2
     exit 1
   fi
   echo "prepare: on the GPU machine (the device tool's run, from the repository's root):"
-  echo "  command: scripts/gpu-kit.sh run --kit $(realpath --relative-to="$root" "$kit")"
+  echo "  command: bash scripts/gpu-kit.sh run --kit $(realpath --relative-to="$root" "$kit")"
   echo "  carry: [\"$(realpath --relative-to="$root" "$kit")\"]   timeout_s: 480"
 }
 main
