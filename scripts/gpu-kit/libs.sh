@@ -21,14 +21,18 @@ libs_search_roots() {
 }
 
 # libs_missing FILE...: the libraries ldd cannot resolve or load, one
-# soname per line, each once ("not found", or a file that is no library).
+# soname per line, each once ("not found", a file that is no library, or
+# one older than the symbol versions asked for: "libc.so.6(GLIBC_2.38)").
 libs_missing() {
   local f
   for f in "$@"; do
     ldd "$f" 2>&1 | awk '
       $2 == "=>" && $3 == "not" { print $1 }
       /error while loading shared libraries: / {
-        sub(/.*shared libraries: /, ""); sub(/: .*/, ""); sub(/.*\//, ""); print }'
+        sub(/.*shared libraries: /, ""); sub(/: .*/, ""); sub(/.*\//, ""); print }
+      /: version `.*'"'"' not found/ {
+        lib = $0; sub(/: version .*/, "", lib); sub(/.*\//, "", lib)
+        v = $0; sub(/.*version `/, "", v); sub(/'"'"'.*/, "", v); print lib "(" v ")" }'
   done | sort -u
 }
 
@@ -76,7 +80,9 @@ libs_check() {
       for (i = 1; i <= n; i++) {
         s = order[i]; more = count[s] > 3 ? " and " count[s] - 3 " more" : ""
         printf "gpu-kit: %s: not found or not loadable, needed by %s%s (searched: LD_LIBRARY_PATH, the system'"'"'s folders, %s)\n", s, users[s], more, roots
+        if (s ~ /\(GLIBC_/) old_glibc = 1
       }
+      if (old_glibc) print "gpu-kit: this machine'"'"'s glibc is older than the kit'"'"'s binaries need: run with --build-here (docs/gpu.md)"
       exit n > 0 ? 3 : 0
     }' >&2
 }

@@ -48,6 +48,10 @@ mpi_env() {
   export PMIX_DATADIR=$pmix/share PMIX_PKGDATADIR=$pmix/share/pmix PMIX_SYSCONFDIR=$pmix/share
   export PMIX_MCA_mca_base_component_path=$pmix/lib/pmix
   export OMPI_MCA_btl_base_warn_component_unused=0
+  # Shared memory without cross-memory attach (process_vm_readv), which
+  # containers and VMs often refuse: a refusal would fail every multi-rank
+  # check; copying through the segment costs a little bandwidth.
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
   export PATH=$p/usr/bin:$PATH
   export LD_LIBRARY_PATH=$(mpi_lib_dirs "$p")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }

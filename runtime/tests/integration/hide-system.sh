@@ -55,7 +55,9 @@ chmod +x "$marker"
 files=0
 for p in "${installed[@]}"; do
   while read -r f; do
-    [ -f "$f" ] || continue
+    # A link is left alone: what it names is another file of some package
+    # (a -dev package's libz.so names zlib1g's library).
+    [ -f "$f" ] && [ ! -L "$f" ] || continue
     f=$(readlink -f "$f")
     mount --bind "$marker" "$f" 2>/dev/null && files=$((files + 1))
   done < <(dpkg -L "$p")
