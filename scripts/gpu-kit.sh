@@ -5,7 +5,8 @@
 #   scripts/gpu-kit.sh prepare [--kit DIR] [--from-build DIR] [--cpu-only-ok]
 #       here: builds pipeline-run with the CUDA backend, downloads Debian's
 #       Open MPI runtime, compiles the programs; prints the device command
-#   scripts/gpu-kit.sh run [--kit DIR] [--backend cuda|cpu] [--deadline S] [--out DIR] [--smoke-only]
+#   scripts/gpu-kit.sh run [--kit DIR] [--backend cuda|cpu] [--deadline S] [--out DIR]
+#                          [--smoke-only] [--build-here]
 #       there: the checks and measurements, results under $OUT
 #   scripts/gpu-kit.sh predict DIR
 #       here: the calibrated compile's predictions for the step times that

@@ -10,7 +10,8 @@
 # --from-build DIR takes DIR/bin/pipeline-run instead of building one (the
 # tests use the build they have); --cpu-only-ok accepts one without the
 # CUDA backend (only to test the kit's MPI on a machine without CUDA).
-# pipeline-compile comes from build/ (scripts/setup.sh), or PIPELINE_COMPILE.
+# pipeline-compile comes from PIPELINE_COMPILE, else build/, which
+# scripts/setup.sh installs and builds first on a fresh clone.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/scripts/gpu-kit"
@@ -26,7 +27,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 compile=${PIPELINE_COMPILE:-$root/build/bin/pipeline-compile}
-[ -x "$compile" ] || { echo "prepare: no $compile: run scripts/setup.sh first" >&2; exit 2; }
+if [ ! -x "$compile" ] && [ -z "${PIPELINE_COMPILE:-}" ]; then
+  "$root/scripts/setup.sh"
+fi
+[ -x "$compile" ] || { echo "prepare: no $compile" >&2; exit 2; }
 
 # pipeline-run: a Release build of the runtime alone (no MLIR, no tests).
 build_runtime() {
