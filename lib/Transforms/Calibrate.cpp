@@ -8,11 +8,10 @@
 
 #include "pipesched/Program/Costs.h"
 #include "pipesched/Scheduling/Calibration.h"
+#include "pipesched/Transforms/JsonInput.h"
 #include "pipesched/Transforms/Passes.h"
 
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDCALIBRATE
@@ -25,6 +24,10 @@ using namespace pipesched::sched;
 namespace keys = pipesched::costs;
 
 namespace {
+/// The largest cost file read: lists of a few numbers per stage fit
+/// millions of stages.
+constexpr uint64_t kMaxCostFileBytes = uint64_t(64) << 20;
+
 /// Reads the fields of a cost file, remembering the first problem.
 class CostFileReader {
 public:
@@ -154,14 +157,15 @@ void SchedCalibrate::runOnOperation() {
     return refuse("the step scans its backward (BPPSA), whose jobs carry "
                   "their own durations");
 
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(costs, &error);
-  if (!file)
+  std::string text;
+  if (std::string error =
+          readInputFile(costs, kMaxCostFileBytes, "a cost file", text);
+      !error.empty())
     return refuse(error);
-  llvm::Expected<llvm::json::Value> doc = llvm::json::parse(file->getBuffer());
-  if (!doc)
-    return refuse("invalid JSON: " + llvm::toString(doc.takeError()));
-  const llvm::json::Object *object = doc->getAsObject();
+  llvm::json::Value doc = nullptr;
+  if (std::string error = parseJsonInput(text, doc); !error.empty())
+    return refuse(error);
+  const llvm::json::Object *object = doc.getAsObject();
   if (!object)
     return refuse("expected a JSON object");
   CostFileReader reader(*object);

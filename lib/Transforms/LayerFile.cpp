@@ -1,12 +1,11 @@
 //===- LayerFile.cpp - a model's layers, read from JSON -------------------===//
 
 #include "pipesched/Transforms/LayerFile.h"
+#include "pipesched/Transforms/JsonInput.h"
 
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 using namespace pipesched;
 namespace json = llvm::json;
@@ -77,13 +76,25 @@ std::string readLayer(const json::Value &v, size_t index, scheduling::Layer &out
 
 } // namespace
 
+/// Refuses, before parsing, more layers than a partition takes: the objects
+/// at depth 2 are the layers (`{"layers": [{...}, ...]}`), and parsed, each
+/// costs about 100 times its text.
+static std::string checkLayerCount(const JsonNesting &nesting) {
+  int64_t layers = nesting.objects.size() > 2 ? nesting.objects[2] : 0;
+  if (layers <= scheduling::kMaxPartitionLayers)
+    return "";
+  return std::to_string(layers) + " layers, more than the supported " +
+         std::to_string(scheduling::kMaxPartitionLayers);
+}
+
 std::string pipesched::parseLayerFile(llvm::StringRef text, LayerFile &out) {
-  llvm::Expected<json::Value> doc = json::parse(text);
-  if (!doc)
-    return "invalid JSON: " + llvm::toString(doc.takeError());
-  const json::Object *top = doc->getAsObject();
+  json::Value doc = nullptr;
+  if (std::string error = parseJsonInput(text, doc, checkLayerCount);
+      !error.empty())
+    return error;
+  const json::Object *top = doc.getAsObject();
   if (!top)
-    return "expected a JSON object with 'layers', got " + shown(*doc);
+    return "expected a JSON object with 'layers', got " + shown(doc);
   for (const auto &entry : *top)
     if (!llvm::is_contained(kTopFields, llvm::StringRef(entry.first)))
       return "unknown field '" + entry.first.str() +
@@ -122,9 +133,10 @@ std::string pipesched::parseLayerFile(llvm::StringRef text, LayerFile &out) {
 }
 
 std::string pipesched::readLayerFile(llvm::StringRef path, LayerFile &out) {
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &error);
-  if (!file)
+  std::string text;
+  if (std::string error =
+          readInputFile(path, kMaxLayerFileBytes, "a layer file", text);
+      !error.empty())
     return error;
-  return parseLayerFile(file->getBuffer(), out);
+  return parseLayerFile(text, out);
 }

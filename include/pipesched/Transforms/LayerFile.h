@@ -28,6 +28,10 @@
 
 namespace pipesched {
 
+/// The largest layer file read: 1 KiB for each of the
+/// scheduling::kMaxPartitionLayers layers a partition takes.
+inline constexpr uint64_t kMaxLayerFileBytes = uint64_t(16) << 20;
+
 struct LayerFile {
   std::vector<scheduling::Layer> layers;
   int64_t inputBytes = 0;
@@ -36,8 +40,10 @@ struct LayerFile {
 };
 
 /// Reads and checks the layer file at `path` ("-": stdin). Returns "" and
-/// fills `out`, or the first problem: the file cannot be read, is not JSON
-/// (with line and column), or a field is missing, unknown, mistyped or out
+/// fills `out`, or the first problem: the file cannot be read, has more
+/// than kMaxLayerFileBytes bytes, nests too deep or holds more than
+/// scheduling::kMaxPartitionLayers layers (both found before parsing), is
+/// not JSON (with line and column), or a field is missing, unknown, mistyped or out
 /// of range, naming the layer by index (`layers[3] ('block2'): ...`). The
 /// message does not name the file; callers prefix it.
 std::string readLayerFile(llvm::StringRef path, LayerFile &out);
