@@ -46,6 +46,13 @@ std::string MeasuredCosts::check() const {
     return "the all-reduce time is not a duration (finite, >= 0, below 2^53 ns)";
   if (latencyNs + nsPerByte * double(actBytes) >= kMaxNs)
     return "one transfer of act_bytes takes 2^53 ns or more";
+  // calibrate() scales the measured all-reduce to weight_bytes; beyond 2^53
+  // ns its rounding to int64 would overflow.
+  if (reduceBytes > 0 && weightBytes > 0 &&
+      reduceNs * double(weightBytes) / double(reduceBytes) >= kMaxNs)
+    return "the all-reduce time scaled to weight_bytes (" +
+           std::to_string(weightBytes) + " bytes, measured on " +
+           std::to_string(reduceBytes) + ") takes 2^53 ns or more";
   return "";
 }
 

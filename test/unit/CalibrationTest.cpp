@@ -74,6 +74,15 @@ TEST(Calibration, CheckRefusesWhatIsNotADuration) {
       {[](MeasuredCosts &m) { m.latencyNs = -2; }, "transfer latency = -2.000000"},
       {[](MeasuredCosts &m) { m.nsPerByte = 1e12; m.actBytes = int64_t(1) << 40; },
        "one transfer of act_bytes takes 2^53 ns or more"},
+      // Each field a duration, but their scaled product is not (an llround
+      // overflow once called "the calibrated transfer is negative").
+      {[](MeasuredCosts &m) {
+         m.reduceBytes = 1;
+         m.reduceNs = 1e15;
+         m.weightBytes = 9000000000000000000;
+       },
+       "the all-reduce time scaled to weight_bytes (9000000000000000000 "
+       "bytes, measured on 1) takes 2^53 ns or more"},
   };
   for (const Case &c : cases) {
     MeasuredCosts m = twoStages();
