@@ -10,6 +10,7 @@
 #include "pipesched/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace pipesched {
 #define GEN_PASS_DEF_SCHEDBPPSA
@@ -27,8 +28,9 @@ struct SchedBppsa : pipesched::impl::SchedBppsaBase<SchedBppsa> {
   void runOnOperation() override;
 
 private:
-  /// The scan's shape for one microbatch of `step`, before stage workers.
-  sch::BppsaShape baseShape(StepOp step) const;
+  /// The scan's shape for one microbatch of `step`, before stage workers;
+  /// fails (with a diagnostic) when its default time unit overflows.
+  FailureOr<sch::BppsaShape> baseShape(StepOp step) const;
 };
 
 /// The jobs of one microbatch, by stage.
@@ -39,7 +41,7 @@ struct MicrobatchJobs {
 };
 } // namespace
 
-sch::BppsaShape SchedBppsa::baseShape(StepOp step) const {
+FailureOr<sch::BppsaShape> SchedBppsa::baseShape(StepOp step) const {
   sch::BppsaShape shape;
   shape.stages = step.getStages();
   shape.microbatches = 1; // built per microbatch: placements differ
@@ -53,15 +55,29 @@ sch::BppsaShape SchedBppsa::baseShape(StepOp step) const {
   shape.macsPerUnit = 1;
   if (macsPerUnit > 0) {
     shape.macsPerUnit = macsPerUnit;
-  } else if (sch::checkBppsa(shape).empty()) {
-    // One unit: one sequential input-gradient step of a stage.
-    int64_t nnz = sch::productNonzeros([&] {
-      sch::BppsaShape one = shape;
-      one.layers = 1;
-      return one;
-    }(), 1);
-    shape.macsPerUnit = std::max<int64_t>(1, rows * layers * width * nnz);
+    return shape;
   }
+  if (!sch::checkBppsa(shape).empty())
+    return shape; // the caller reports the shape's own problem
+  // One unit: one sequential input-gradient step of a stage. Each option is
+  // in range, but their product may not be.
+  int64_t nnz = sch::productNonzeros([&] {
+    sch::BppsaShape one = shape;
+    one.layers = 1;
+    return one;
+  }(), 1);
+  std::optional<int64_t> macs = llvm::checkedMul<int64_t>(rows, layers);
+  for (int64_t factor : {int64_t(width), nnz})
+    if (macs)
+      macs = llvm::checkedMul(*macs, factor);
+  if (!macs)
+    return step.emitOpError()
+           << "bppsa: the default time unit, one sequential input-gradient "
+              "step of a stage (rows x layers x width x nonzeros per row = "
+           << int64_t(rows) << " x " << int64_t(layers) << " x "
+           << int64_t(width) << " x " << nnz
+           << " multiply-adds), overflows 64 bits: give macs-per-unit";
+  shape.macsPerUnit = std::max<int64_t>(1, *macs);
   return shape;
 }
 
@@ -102,7 +118,10 @@ void SchedBppsa::runOnOperation() {
   }
 
   int64_t S = step.getStages(), B = step.getMicrobatches();
-  sch::BppsaShape shape = baseShape(step);
+  FailureOr<sch::BppsaShape> base = baseShape(step);
+  if (failed(base))
+    return signalPassFailure();
+  sch::BppsaShape shape = *base;
   if (std::string error = sch::checkBppsa(shape); !error.empty()) {
     step.emitOpError() << error;
     return signalPassFailure();

@@ -1,6 +1,13 @@
 // RUN: pipeline-opt %s --split-input-file --verify-diagnostics --sched-expand --sched-place --sched-bppsa
 // RUN: not pipeline-opt %s --split-input-file --sched-expand --sched-place --sched-bppsa=width=0 2>&1 | FileCheck %s --check-prefix=WIDTH
 // WIDTH: error: {{.*}}bppsa: width = 0 is outside [1, 65536]
+// Each option in range, their product (the default time unit) not: refused
+// with the product, not an overflow (once UB, then a misleading "durations
+// overflow 64-bit time").
+// RUN: not pipeline-opt %s --split-input-file --sched-expand --sched-place "--sched-bppsa=width=65536 rows=16777216 layers=1024" 2>&1 | FileCheck %s --check-prefix=UNIT
+// UNIT: error: 'sched.step' op bppsa: the default time unit, one sequential input-gradient step of a stage (rows x layers x width x nonzeros per row = 16777216 x 1024 x 65536 x 65536 multiply-adds), overflows 64 bits: give macs-per-unit
+// RUN: echo 'sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {}' | pipeline-opt --sched-expand --sched-place "--sched-bppsa=width=65536 rows=16777216 layers=1024 macs-per-unit=1000000" | FileCheck %s --check-prefix=GIVEN
+// GIVEN: sched.loss_grad
 
 // expected-error @below {{cannot scan the backward of a stage graph that is not a chain}}
 sched.step stages = 3, microbatches = 1, workers = 3 graph <0 -> 2, 1 -> 2> strategy #sched.gpipe {
