@@ -45,6 +45,7 @@ mkdir -p "$out"
 results="$out/gpu-results.jsonl"
 : >"$results"
 exec > >(tee "$out/gpu-kit.log") 2>&1
+tee_pid=$!
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-kit.XXXXXX")
 end=$(($(date +%s) + budget - 15))
 record() { python3 "$here/result.py" "$results" "$@"; }
@@ -114,6 +115,9 @@ main() {
   tar -czf "$out/check-logs.tar.gz" -C "$work" . 2>/dev/null
   step "summary"
   python3 "$here/summarize.py" "$results"
+  # The log is whole before the run ends: the device tool fetches it then.
+  exec >&- 2>&-
+  wait "$tee_pid"
   exit $status
 }
 main
