@@ -230,6 +230,39 @@ ProfileContext profileContext(const Options &o, const Program &program, const Mo
   return c;
 }
 
+// --timeline, --trace and --profile, each gathered to rank 0 and written
+// there; 1 if one could not be written (said on stderr), else 0.
+int writeOutputs(const Options &o, const Program &program, int rank,
+                 const std::vector<OpTiming> &timeline, const Model &model,
+                 Backend &backend) {
+  int rc = 0;
+  if (!o.timeline.empty()) {
+    std::string err = writeTimeline(MPI_COMM_WORLD, program, rank, timeline, o.timeline,
+                                    o.timeout);
+    if (!err.empty()) {
+      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
+      rc = 1;
+    }
+  }
+  if (!o.trace.empty()) {
+    std::string err = writeTrace(MPI_COMM_WORLD, program, rank, timeline, o.trace, o.timeout);
+    if (!err.empty()) {
+      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
+      rc = 1;
+    }
+  }
+  if (!o.profile.empty()) {
+    std::string err = writeProfile(MPI_COMM_WORLD, program, rank, timeline,
+                                   profileContext(o, program, model), backend, o.profile,
+                                   o.timeout);
+    if (!err.empty()) {
+      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 // The steps, the summaries, the timeline and --verify, on a backend.
 int trainOn(const Options &o, const Program &program, Model &model, int rank,
             Transport &transport, Backend &backend) {
@@ -268,31 +301,7 @@ int trainOn(const Options &o, const Program &program, Model &model, int rank,
   if (rank == 0)
     printStepTime(program, stepMs);
 
-  int rc = 0;
-  if (!o.timeline.empty()) {
-    std::string err = writeTimeline(MPI_COMM_WORLD, program, rank, timeline, o.timeline,
-                                    o.timeout);
-    if (!err.empty()) {
-      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
-      rc = 1;
-    }
-  }
-  if (!o.trace.empty()) {
-    std::string err = writeTrace(MPI_COMM_WORLD, program, rank, timeline, o.trace, o.timeout);
-    if (!err.empty()) {
-      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
-      rc = 1;
-    }
-  }
-  if (!o.profile.empty()) {
-    std::string err = writeProfile(MPI_COMM_WORLD, program, rank, timeline,
-                                   profileContext(o, program, model), backend, o.profile,
-                                   o.timeout);
-    if (!err.empty()) {
-      std::fprintf(stderr, "pipeline-run: %s\n", err.c_str());
-      rc = 1;
-    }
-  }
+  int rc = writeOutputs(o, program, rank, timeline, model, backend);
   if (o.verify) {
     VerifyInputs in{&program, {},    losses,      config.data, optimizerConfig(o),
                     o.steps,  o.tolerance, o.timeout};
@@ -343,6 +352,45 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
   }
 }
 
+// Loads and validates the program before any communication but the error
+// agreement: every rank checks the whole document. Of a per-rank program a
+// rank reads the index and its own file, and checks what needs only its
+// own ops (validateRank): the compiler proved the programs together,
+// --check proves them again, and the CRC-32s bind the files to the index
+// the ranks agree on. Then the options that need the program. "" or the
+// error.
+std::string loadAndValidate(const Options &o, int rank, int size, Program &program) {
+  std::string error;
+  try {
+    program = loadProgram(o.program, o.check ? -1 : size, o.check ? -1 : rank);
+    if (program.onlyRank < 0)
+      validate(program, ValidateOptions{maxTag()});
+    else
+      validateRank(program, program.onlyRank, ValidateOptions{maxTag()});
+    if (!o.check && o.failRank >= size)
+      error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
+              " is out of range [0, " + std::to_string(size) + ")";
+    else if (!o.check && !layersSupport(o, program.layers).empty())
+      error = layersSupport(o, program.layers);
+    else if (!o.check && program.scanned() && !scannedSupport(o).empty())
+      error = scannedSupport(o);
+    else if (!o.check && program.scanned() && !o.profile.empty())
+      error = "pipeline-run: --profile times forwards and backwards per stage; a "
+              "scanned backward (BPPSA) has no backwards to time";
+    else if (!o.check && o.failRank >= 0 &&
+             (program.onlyRank < 0 || program.onlyRank == o.failRank) &&
+             size_t(o.failAtOp) >= program.ranks[o.failRank].ops.size())
+      error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +
+              std::to_string(o.failRank) + " has " +
+              std::to_string(program.ranks[o.failRank].ops.size()) + " ops";
+  } catch (const std::bad_alloc &) {
+    error = "pipeline-run: " + o.program + ": out of memory while validating the program";
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  return error;
+}
+
 int run(int argc, char **argv, int rank, int size) {
   Options o;
   if (auto err = parseOptions(argc, argv, o)) {
@@ -372,41 +420,8 @@ int run(int argc, char **argv, int rank, int size) {
                : rc;
   }
 
-  // Load and validate before any communication but the error agreement:
-  // every rank checks the whole document. Of a per-rank program a rank
-  // reads the index and its own file, and checks what needs only its own
-  // ops (validateRank): the compiler proved the programs together, --check
-  // proves them again, and the CRC-32s bind the files to the index the
-  // ranks agree on.
-  std::string error;
   Program program;
-  try {
-    program = loadProgram(o.program, o.check ? -1 : size, o.check ? -1 : rank);
-    if (program.onlyRank < 0)
-      validate(program, ValidateOptions{maxTag()});
-    else
-      validateRank(program, program.onlyRank, ValidateOptions{maxTag()});
-    if (!o.check && o.failRank >= size)
-      error = "pipeline-run: --fail-rank " + std::to_string(o.failRank) +
-              " is out of range [0, " + std::to_string(size) + ")";
-    else if (!o.check && !layersSupport(o, program.layers).empty())
-      error = layersSupport(o, program.layers);
-    else if (!o.check && program.scanned() && !scannedSupport(o).empty())
-      error = scannedSupport(o);
-    else if (!o.check && program.scanned() && !o.profile.empty())
-      error = "pipeline-run: --profile times forwards and backwards per stage; a "
-              "scanned backward (BPPSA) has no backwards to time";
-    else if (!o.check && o.failRank >= 0 &&
-             (program.onlyRank < 0 || program.onlyRank == o.failRank) &&
-             size_t(o.failAtOp) >= program.ranks[o.failRank].ops.size())
-      error = "pipeline-run: --fail-at-op " + std::to_string(o.failAtOp) + ": rank " +
-              std::to_string(o.failRank) + " has " +
-              std::to_string(program.ranks[o.failRank].ops.size()) + " ops";
-  } catch (const std::bad_alloc &) {
-    error = "pipeline-run: " + o.program + ": out of memory while validating the program";
-  } catch (const std::exception &e) {
-    error = e.what();
-  }
+  std::string error = loadAndValidate(o, rank, size, program);
   if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
     return 1;
   if (!o.check && !sameIndex(program, rank, o.timeout))

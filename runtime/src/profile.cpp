@@ -188,6 +188,46 @@ TransferFit fitTransfer(const std::vector<double> &bytes, const std::vector<doub
   return fit;
 }
 
+namespace {
+// The cost file's "measured" object: what was run and how it was timed,
+// for the reader (the compiler reads none of it).
+nlohmann::ordered_json measuredSection(const Program &program,
+                                       const TransferMeasurement &transfer,
+                                       const ProfileContext &context,
+                                       const nlohmann::ordered_json &counts) {
+  nlohmann::ordered_json measured;
+  measured["backend"] = context.backend;
+  measured["ranks"] = context.ranks;
+  measured["steps"] = context.steps;
+  measured["hidden"] = context.hidden;
+  measured["batch"] = context.batch;
+  // Per stage for a partitioned program, else --layers-per-stage.
+  if (context.stageLayers.empty())
+    measured["layers"] = context.layers;
+  else
+    measured["layers"] = context.stageLayers;
+  measured["microbatches"] = program.microbatches;
+  measured["program"] = context.program;
+  measured["model"] = context.model;
+  measured["samples"] = counts;
+  measured["steps_used"] = context.steps > 1 ? "2.." + std::to_string(context.steps) : "1";
+  measured["statistic"] = "trimmed mean (10% each side)";
+  measured["transfer"] = {
+      {"method", transfer.bytes.empty()
+                     ? "none: one rank"
+                     : "every rank sends to the next and receives from the previous "
+                       "at once" +
+                           (transfer.path.empty() ? "" : ", " + transfer.path) +
+                           "; one way = rank 0's median shift; latency + per_byte * "
+                           "bytes by least squares"},
+      {"bytes", transfer.bytes},
+      {"reduce_rounds", transfer.reduceRounds},
+      {"shifts", transfer.rounds},
+      {"one_way", transfer.oneWayNs}};
+  return measured;
+}
+} // namespace
+
 nlohmann::ordered_json costFile(const Program &program,
                                 const std::vector<ComputeSample> &samples,
                                 const TransferMeasurement &transfer,
@@ -249,36 +289,7 @@ nlohmann::ordered_json costFile(const Program &program,
     doc[str(costs::kReduce)] = {{str(costs::kReduceBytes), transfer.reduceBytes},
                                 {str(costs::kReduceTime), transfer.reduceNs}};
 
-  nlohmann::ordered_json measured;
-  measured["backend"] = context.backend;
-  measured["ranks"] = context.ranks;
-  measured["steps"] = context.steps;
-  measured["hidden"] = context.hidden;
-  measured["batch"] = context.batch;
-  // Per stage for a partitioned program, else --layers-per-stage.
-  if (context.stageLayers.empty())
-    measured["layers"] = context.layers;
-  else
-    measured["layers"] = context.stageLayers;
-  measured["microbatches"] = program.microbatches;
-  measured["program"] = context.program;
-  measured["model"] = context.model;
-  measured["samples"] = counts;
-  measured["steps_used"] = context.steps > 1 ? "2.." + std::to_string(context.steps) : "1";
-  measured["statistic"] = "trimmed mean (10% each side)";
-  measured["transfer"] = {
-      {"method", transfer.bytes.empty()
-                     ? "none: one rank"
-                     : "every rank sends to the next and receives from the previous "
-                       "at once" +
-                           (transfer.path.empty() ? "" : ", " + transfer.path) +
-                           "; one way = rank 0's median shift; latency + per_byte * "
-                           "bytes by least squares"},
-      {"bytes", transfer.bytes},
-      {"reduce_rounds", transfer.reduceRounds},
-      {"shifts", transfer.rounds},
-      {"one_way", transfer.oneWayNs}};
-  doc[str(costs::kMeasured)] = measured;
+  doc[str(pipesched::costs::kMeasured)] = measuredSection(program, transfer, context, counts);
   return doc;
 }
 
