@@ -58,6 +58,18 @@ check_backend() {
   fi
 }
 
+apt_download() { # FOLDER PACKAGE
+  local log status=0
+  log=$(cd "$1" && apt-get download "$2" 2>&1) || status=$?
+  grep -v '^W: Download is performed unsandboxed' <<<"$log" || true
+  return "$status"
+}
+apt_update() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q >/dev/null
+}
+
 # download FOLDER PACKAGE...: Debian's packages into the kit's FOLDER, kept
 # in .cache/ so that a second prepare downloads none.
 download() {
@@ -66,8 +78,9 @@ download() {
   mkdir -p "$cache" "$dest"
   for p in "$@"; do
     ls "$cache/${p}_"*.deb >/dev/null 2>&1 && continue
-    (cd "$cache" && apt-get download "$p" 2>&1 | grep -v '^W: Download is performed unsandboxed') ||
-      { echo "prepare: apt-get download $p failed (apt-get update first?)" >&2; return 1; }
+    # A machine whose packages came preinstalled may have no package lists.
+    apt_download "$cache" "$p" || { apt_update && apt_download "$cache" "$p"; } ||
+      { echo "prepare: apt-get download $p failed" >&2; return 1; }
   done
   for p in "$@"; do
     cp "$cache/${p}_"*.deb "$dest/"
