@@ -95,57 +95,38 @@ static bool isChain(StepOp step) {
   return true;
 }
 
-void SchedBppsa::runOnOperation() {
-  StepOp step = getOperation();
-  if (step.isSpec())
-    return;
-  Block &body = step.getBody().front();
-  if (llvm::any_of(body, [](Operation &op) {
-        return cast<JobOpInterface>(op).getDirection() == Direction::Scan;
-      }))
-    return; // already scanned
-  if (!isChain(step)) {
-    step.emitOpError("cannot scan the backward of a stage graph that is not "
-                     "a chain (BPPSA composes one Jacobian per stage)");
-    return signalPassFailure();
-  }
-  if (ResolvedPriority priority = resolvePriority(step); priority.order) {
-    step.emitOpError()
-        << "has the static order '" << stringifyPriorityPolicy(priority.policy)
-        << "', which has no place for scan jobs: give it a priority key "
-           "(for example `priority <backward_first>`)";
-    return signalPassFailure();
-  }
+/// Whether the backward of placed `step` can be scanned; emits why not.
+static LogicalResult checkScannable(StepOp step) {
+  if (!isChain(step))
+    return step.emitOpError("cannot scan the backward of a stage graph that "
+                            "is not a chain (BPPSA composes one Jacobian per "
+                            "stage)");
+  if (ResolvedPriority priority = resolvePriority(step); priority.order)
+    return step.emitOpError()
+           << "has the static order '" << stringifyPriorityPolicy(priority.policy)
+           << "', which has no place for scan jobs: give it a priority key "
+              "(for example `priority <backward_first>`)";
+  return success();
+}
 
+/// The jobs of every microbatch, in one pass over the block; fails on a job
+/// that is not placed or a forward overlapped with a backward.
+static FailureOr<SmallVector<MicrobatchJobs>> collectJobs(StepOp step) {
   int64_t S = step.getStages(), B = step.getMicrobatches();
-  FailureOr<sch::BppsaShape> base = baseShape(step);
-  if (failed(base))
-    return signalPassFailure();
-  sch::BppsaShape shape = *base;
-  if (std::string error = sch::checkBppsa(shape); !error.empty()) {
-    step.emitOpError() << error;
-    return signalPassFailure();
-  }
-
-  // The jobs of every microbatch, in one pass over the block.
   SmallVector<MicrobatchJobs> jobs(static_cast<size_t>(B));
   for (MicrobatchJobs &m : jobs) {
     m.forwards.assign(static_cast<size_t>(S), ForwardOp());
     m.placedAt.assign(static_cast<size_t>(S), JobOpInterface());
   }
-  for (Operation &op : body) {
+  for (Operation &op : step.getBody().front()) {
     auto job = cast<JobOpInterface>(op);
-    if (!job.getComputeWorker() || !job.getWeightsWorker()) {
-      job->emitOpError() << describeJob(job)
-                         << " is not placed: run --sched-place first";
-      return signalPassFailure();
-    }
-    if (isa<ForwardOp>(op) && cast<ForwardOp>(op).getOverlapped()) {
-      job->emitOpError() << describeJob(job)
-                         << " is overlapped with a backward, which the scan "
-                            "replaces";
-      return signalPassFailure();
-    }
+    if (!job.getComputeWorker() || !job.getWeightsWorker())
+      return job->emitOpError() << describeJob(job)
+                                << " is not placed: run --sched-place first";
+    if (isa<ForwardOp>(op) && cast<ForwardOp>(op).getOverlapped())
+      return job->emitOpError() << describeJob(job)
+                                << " is overlapped with a backward, which the "
+                                   "scan replaces";
     MicrobatchJobs &m = jobs[static_cast<size_t>(job.getMicrobatchIndex())];
     size_t s = static_cast<size_t>(job.getStageIndex());
     if (auto forward = dyn_cast<ForwardOp>(op)) {
@@ -156,13 +137,119 @@ void SchedBppsa::runOnOperation() {
     if (job.getDirection() == Direction::Backward)
       m.placedAt[s] = job;
   }
+  return jobs;
+}
 
+/// Sets `job`'s duration, an attribute of each scan op's own class.
+static void setDuration(Operation *o, int64_t duration) {
+  if (auto timed = dyn_cast<LossGradOp>(o))
+    timed.setDuration(duration);
+  else if (auto timed = dyn_cast<JacobianOp>(o))
+    timed.setDuration(duration);
+  else if (auto timed = dyn_cast<CombineOp>(o))
+    timed.setDuration(duration);
+  else
+    cast<BackwardWeightOp>(o).setDuration(duration);
+}
+
+/// Creates the scan jobs of `graph` for microbatch `mb` at the builder's
+/// insertion point, reading the forwards' outputs of `m`.
+static void createScanJobs(OpBuilder &builder, Location loc,
+                           const sch::BppsaGraph &graph, MicrobatchJobs &m,
+                           int64_t S, int64_t mb) {
+  auto output = [&](int64_t s) { return m.forwards[size_t(s)].getOutput(); };
+  auto owner = [&](int64_t s) {
+    return *m.placedAt[size_t(s)].getWeightsWorker();
+  };
+  SmallVector<Value> value(graph.jobs.size());
+  for (auto [i, job] : llvm::enumerate(graph.jobs)) {
+    JobOpInterface created;
+    switch (job.kind) {
+    case sch::BppsaJobKind::LossGradient: {
+      auto op = LossGradOp::create(builder, loc, job.stage, mb, output(S - 1));
+      value[i] = op.getOutput();
+      created = op;
+      break;
+    }
+    case sch::BppsaJobKind::Jacobian: {
+      auto op = JacobianOp::create(builder, loc, job.stage, mb,
+                                   output(job.stage - 1));
+      op.setWeights(owner(job.stage));
+      value[i] = op.getOutput();
+      created = op;
+      break;
+    }
+    case sch::BppsaJobKind::UpSweep:
+    case sch::BppsaJobKind::DownSweep: {
+      auto op = CombineOp::create(
+          builder, loc, S - job.hi, mb,
+          job.product == sch::Product::JV ? Product::JV : Product::JJ,
+          job.lo, job.hi, value[job.inputs[0]], value[job.inputs[1]]);
+      value[i] = op.getOutput();
+      created = op;
+      break;
+    }
+    case sch::BppsaJobKind::WeightGradient: {
+      SmallVector<Value, 1> acts;
+      if (job.stage > 0)
+        acts.push_back(output(job.stage - 1));
+      auto op = BackwardWeightOp::create(builder, loc, job.stage, mb,
+                                         value[job.inputs[0]], acts);
+      op.setWeights(owner(job.stage));
+      created = op;
+      break;
+    }
+    }
+    created.setComputeWorker(job.worker);
+    setDuration(created.getOperation(), job.duration);
+  }
+}
+
+/// Records the scan's figures on `step` (`sched.bppsa`).
+static void recordMetrics(StepOp step, int64_t width,
+                          const sch::BppsaMetrics &metrics) {
+  Builder attrs(step.getContext());
+  auto i64 = [&](StringRef name, int64_t v) {
+    return attrs.getNamedAttr(name, attrs.getI64IntegerAttr(v));
+  };
+  step->setAttr("sched.bppsa",
+                attrs.getDictionaryAttr({
+                    i64("width", width),
+                    i64("steps", metrics.steps),
+                    i64("product_depth", metrics.productDepth),
+                    i64("critical_path", metrics.criticalPath),
+                    i64("sequential_path", metrics.sequentialPath),
+                    i64("work", metrics.work),
+                    i64("sequential_work", metrics.sequentialWork),
+                }));
+}
+
+void SchedBppsa::runOnOperation() {
+  StepOp step = getOperation();
+  if (step.isSpec())
+    return;
+  if (llvm::any_of(step.getBody().front(), [](Operation &op) {
+        return cast<JobOpInterface>(op).getDirection() == Direction::Scan;
+      }))
+    return; // already scanned
+  if (failed(checkScannable(step)))
+    return signalPassFailure();
+  FailureOr<sch::BppsaShape> base = baseShape(step);
+  if (failed(base))
+    return signalPassFailure();
+  sch::BppsaShape shape = *base;
+  if (std::string error = sch::checkBppsa(shape); !error.empty()) {
+    step.emitOpError() << error;
+    return signalPassFailure();
+  }
+  FailureOr<SmallVector<MicrobatchJobs>> jobs = collectJobs(step);
+  if (failed(jobs))
+    return signalPassFailure();
+
+  int64_t S = step.getStages();
   sch::BppsaMetrics metrics;
   OpBuilder builder(step.getContext());
-  Location loc = step.getLoc();
-  for (size_t b = 0; b < jobs.size(); ++b) {
-    // Not a structured binding: lambdas below capture it (C++17).
-    MicrobatchJobs &m = jobs[b];
+  for (auto [b, m] : llvm::enumerate(*jobs)) {
     shape.stageWorker.assign(static_cast<size_t>(S), 0);
     for (int64_t s = 0; s < S; ++s) {
       if (!m.forwards[size_t(s)] || !m.placedAt[size_t(s)]) {
@@ -181,84 +268,14 @@ void SchedBppsa::runOnOperation() {
     }
     if (b == 0)
       metrics = sch::measureBppsa(shape, graph);
-
     // The scan takes the place of the microbatch's first backward.
     builder.setInsertionPoint(m.backwards.front());
-    auto output = [&](int64_t s) { return m.forwards[size_t(s)].getOutput(); };
-    auto owner = [&](int64_t s) {
-      return *m.placedAt[size_t(s)].getWeightsWorker();
-    };
-    SmallVector<Value> value(graph.jobs.size());
-    int64_t mb = static_cast<int64_t>(b);
-    for (auto [i, job] : llvm::enumerate(graph.jobs)) {
-      JobOpInterface created;
-      switch (job.kind) {
-      case sch::BppsaJobKind::LossGradient: {
-        auto op = LossGradOp::create(builder, loc, job.stage, mb, output(S - 1));
-        value[i] = op.getOutput();
-        created = op;
-        break;
-      }
-      case sch::BppsaJobKind::Jacobian: {
-        auto op = JacobianOp::create(builder, loc, job.stage, mb,
-                                     output(job.stage - 1));
-        op.setWeights(owner(job.stage));
-        value[i] = op.getOutput();
-        created = op;
-        break;
-      }
-      case sch::BppsaJobKind::UpSweep:
-      case sch::BppsaJobKind::DownSweep: {
-        auto op = CombineOp::create(
-            builder, loc, S - job.hi, mb,
-            job.product == sch::Product::JV ? Product::JV : Product::JJ,
-            job.lo, job.hi, value[job.inputs[0]], value[job.inputs[1]]);
-        value[i] = op.getOutput();
-        created = op;
-        break;
-      }
-      case sch::BppsaJobKind::WeightGradient: {
-        SmallVector<Value, 1> acts;
-        if (job.stage > 0)
-          acts.push_back(output(job.stage - 1));
-        auto op = BackwardWeightOp::create(builder, loc, job.stage, mb,
-                                           value[job.inputs[0]], acts);
-        op.setWeights(owner(job.stage));
-        created = op;
-        break;
-      }
-      }
-      created.setComputeWorker(job.worker);
-      Operation *o = created.getOperation();
-      if (auto timed = dyn_cast<LossGradOp>(o))
-        timed.setDuration(job.duration);
-      else if (auto timed = dyn_cast<JacobianOp>(o))
-        timed.setDuration(job.duration);
-      else if (auto timed = dyn_cast<CombineOp>(o))
-        timed.setDuration(job.duration);
-      else
-        cast<BackwardWeightOp>(o).setDuration(job.duration);
-    }
+    createScanJobs(builder, step.getLoc(), graph, m, S, static_cast<int64_t>(b));
     // Users first: a weight half reads its backward, a backward the next.
     for (Operation *op : llvm::reverse(m.backwards)) {
       op->dropAllUses();
       op->erase();
     }
   }
-
-  Builder attrs(step.getContext());
-  step->setAttr("sched.bppsa",
-                attrs.getDictionaryAttr({
-                    attrs.getNamedAttr("width", attrs.getI64IntegerAttr(width)),
-                    attrs.getNamedAttr("steps", attrs.getI64IntegerAttr(metrics.steps)),
-                    attrs.getNamedAttr("product_depth",
-                                       attrs.getI64IntegerAttr(metrics.productDepth)),
-                    attrs.getNamedAttr("critical_path",
-                                       attrs.getI64IntegerAttr(metrics.criticalPath)),
-                    attrs.getNamedAttr("sequential_path",
-                                       attrs.getI64IntegerAttr(metrics.sequentialPath)),
-                    attrs.getNamedAttr("work", attrs.getI64IntegerAttr(metrics.work)),
-                    attrs.getNamedAttr("sequential_work",
-                                       attrs.getI64IntegerAttr(metrics.sequentialWork)),
-                }));
+  recordMetrics(step, width, metrics);
 }
