@@ -1,6 +1,7 @@
 //===- JsonInput.cpp - bounded reading of the JSON input files ------------===//
 
 #include "pipesched/Transforms/JsonInput.h"
+#include "pipesched/Support/JsonScan.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -20,40 +21,19 @@ std::string placeOf(llvm::StringRef text, size_t offset) {
   return llvm::formatv("[{0}:{1}, byte={2}]", line, column, offset).str();
 }
 
-/// Scans `text` as JSON tokens (strings skipped, escapes honoured) and
-/// counts the objects opened per depth; "" or where it nests too deep.
+/// Counts the objects `text` opens per depth; "" or where it nests too deep.
 std::string scanNesting(llvm::StringRef text, JsonNesting &nesting) {
-  unsigned depth = 0;
-  bool inString = false, escaped = false;
-  for (size_t i = 0, e = text.size(); i < e; ++i) {
-    char c = text[i];
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      if (depth == kMaxJsonDepth)
-        return "JSON nested too deep: " + placeOf(text, i) +
-               ": more than " + std::to_string(kMaxJsonDepth) +
-               " levels of arrays and objects";
-      if (c == '{') {
+  size_t tooDeep = json_scan::firstTooDeep(
+      std::string_view(text.data(), text.size()), kMaxJsonDepth,
+      [&](unsigned depth) {
         if (nesting.objects.size() <= depth)
           nesting.objects.resize(depth + 1, 0);
         ++nesting.objects[depth];
-      }
-      ++depth;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth; // a stray closer is json::parse's to report
-    }
-  }
-  return "";
+      });
+  if (tooDeep == std::string_view::npos)
+    return "";
+  return "JSON nested too deep: " + placeOf(text, tooDeep) + ": more than " +
+         std::to_string(kMaxJsonDepth) + " levels of arrays and objects";
 }
 
 } // namespace

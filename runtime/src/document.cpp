@@ -1,6 +1,7 @@
 #include "document.h"
 
 #include "loader.h"
+#include "pipesched/Support/JsonScan.h"
 
 #include <zlib.h>
 
@@ -19,47 +20,18 @@ using json = nlohmann::json;
 bool isJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // Where the document first nests deeper than kMaxJsonDepth ("" if it
-// does not). One pass over the characters, strings skipped: much cheaper
-// than nlohmann's parser callback (which made parsing a 10^6-op program
-// seven times slower), and it names the place.
+// does not). One pass over the characters (JsonScan.h): much cheaper than
+// nlohmann's parser callback (which made parsing a 10^6-op program seven
+// times slower), and it names the place.
 std::string tooDeep(const std::string &text) {
-  int depth = 0;
-  size_t line = 1, lineStart = 0;
-  bool inString = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    switch (c) {
-    case '"':
-      inString = true;
-      break;
-    case '\n':
-      ++line;
-      lineStart = i + 1;
-      break;
-    case '[':
-    case '{':
-      if (++depth > kMaxJsonDepth)
-        return "at line " + std::to_string(line) + ", column " +
-               std::to_string(i - lineStart + 1) + " (byte " + std::to_string(i + 1) + ")";
-      break;
-    case ']':
-    case '}':
-      --depth;
-      break;
-    default:
-      break;
-    }
-  }
-  return "";
+  const size_t at = json_scan::firstTooDeep(text, unsigned(kMaxJsonDepth));
+  if (at == std::string_view::npos)
+    return "";
+  // No newline before: rfind's npos + 1 wraps to 0, the first line's start.
+  const size_t lineStart = at == 0 ? 0 : text.rfind('\n', at - 1) + 1;
+  const size_t line = size_t(std::count(text.begin(), text.begin() + at, '\n')) + 1;
+  return "at line " + std::to_string(line) + ", column " +
+         std::to_string(at - lineStart + 1) + " (byte " + std::to_string(at + 1) + ")";
 }
 
 json decodeJson(const std::string &text, const std::string &source) {
