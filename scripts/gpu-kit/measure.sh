@@ -5,7 +5,7 @@
 #    layers per stage, one rank, no --verify, as a fraction of the ceiling;
 #  - host_overhead: the step time per op of a model too small to compute;
 #  - step_time: a program's measured step time, and the costs --profile
-#    measured with it, for the calibrated compile's prediction (predict.sh,
+#    measured with it, for the calibrated compile's prediction (predict.py,
 #    here when a compiler is at hand, else on the CPU machine afterwards).
 
 # Seconds kept for the measurements when the checks run first.
@@ -50,6 +50,7 @@ measure_mlp() {
   local program="$kit/programs/mlp-1.json" ms jobs flops ceiling
   train mlp 1 "$program" "${mlp_model[@]}" --steps 6 || { record measure mlp_flops status=FAIL; return; }
   ms=$(step_ms mlp)
+  [ -n "$ms" ] || { record measure mlp_flops status=FAIL detail="no step time in the log"; return; }
   jobs=$(($(program_field "$program" stages) * $(program_field "$program" microbatches)))
   flops=$(python3 -c "print(6 * $jobs * ${mlp_model[5]} * ${mlp_model[3]} * ${mlp_model[1]}**2)")
   ceiling=$(python3 -c 'import json,sys; print(next((r["tflops"] for r in map(json.loads, open(sys.argv[1])) if r["name"] == "sgemm_ceiling" and "tflops" in r), 0))' "$results")
@@ -72,6 +73,8 @@ measure_overhead() {
     { record measure host_overhead status=FAIL; return; }
   local ms ops
   ms=$(step_ms overhead) ops=$(ops_per_step overhead)
+  [ -n "$ms" ] && [ -n "$ops" ] ||
+    { record measure host_overhead status=FAIL detail="no step time or op count in the log"; return; }
   local us
   us=$(python3 -c "print(f'{$ms * 1000 / $ops:.2f}')")
   echo "overhead: $ms ms per step of $ops ops: $us us per op"

@@ -17,6 +17,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from result import main as append_result  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PREDICTED = re.compile(r"^predicted step time: ([0-9.]+) ms", re.M)
 
@@ -53,11 +55,9 @@ def main(argv):
         error = (predicted - measured) / measured * 100
         print(f"predict: {r['program']} on {r['ranks']} rank(s): predicted {predicted:.3f} ms, "
               f"measured {measured:.3f} ms: error {error:+.1f}%")
-        with open(results, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"kind": "measure", "name": "prediction", "program": r["program"],
-                                  "ranks": r["ranks"], "predicted_ms": round(predicted, 3),
-                                  "measured_ms": measured, "error_percent": round(error, 2)},
-                                 sort_keys=True) + "\n")
+        append_result(["", results, "measure", "prediction", f"program={r['program']}",
+                       f"ranks={r['ranks']}", f"predicted_ms={predicted:.3f}",
+                       f"measured_ms={measured}", f"error_percent={error:.2f}"])
     return status
 
 

@@ -12,8 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from result import typed  # noqa: E402  (one spelling of a result's values)
-import json  # noqa: E402
+from result import main as append_result, typed  # noqa: E402
 
 
 def time_gemm(torch, m, n, k, reps):
@@ -51,9 +50,9 @@ def main():
         record[f"{name}_tflops"] = typed(f"{2 * m * n * k / t / 1e12:.2f}")
         flops, seconds = flops + 2 * m * n * k, seconds + t
     record["tflops"] = typed(f"{flops / seconds / 1e12:.2f}")
-    print(json.dumps(record, sort_keys=True))
-    with open(args.results, "a", encoding="utf-8") as out:
-        out.write(json.dumps(record, sort_keys=True) + "\n")
+    pairs = [f"{k}={v}" for k, v in record.items() if k not in ("kind", "name")]
+    print(" ".join(pairs))
+    append_result(["", args.results, "measure", "sgemm_ceiling", *pairs])
 
 
 if __name__ == "__main__":
