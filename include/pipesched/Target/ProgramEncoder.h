@@ -94,7 +94,8 @@ public:
   /// are its owner's to check (raw_fd_ostream::has_error()).
   static ProgramEncoder toStream(llvm::raw_ostream &os,
                                  program::Encoding encoding);
-  /// The per-rank layout into directory `dir` (created if missing):
+  /// The per-rank layout into directory `dir` (created if missing, its
+  /// parent must exist):
   /// `index.EXT` and `rank-R.EXT`; an error when `dir` cannot be created
   /// or is a file. Nothing in it changes before the first rank is written.
   static llvm::Expected<ProgramEncoder> toDirectory(llvm::StringRef dir,
@@ -143,7 +144,7 @@ private:
   void members(llvm::ArrayRef<int64_t> ranks);
   void writeHeaderFields(DocumentWriter &doc);
 
-  class RankFile;
+  class OutputFile;
   program::Encoding encoding;
   ProgramLayout layout;
   llvm::raw_ostream *single = nullptr;
@@ -152,7 +153,7 @@ private:
   /// The writer of the current document: the single one, or the open rank
   /// file's.
   std::unique_ptr<DocumentWriter> doc;
-  std::unique_ptr<RankFile> rankFile;
+  std::unique_ptr<OutputFile> rankFile;
   /// Where a rank goes after a failure: nothing more is written.
   std::unique_ptr<llvm::raw_null_ostream> nullSink;
   /// Per-rank: what the index lists about each written rank.

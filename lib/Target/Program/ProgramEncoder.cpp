@@ -158,28 +158,51 @@ void DocumentWriter::leaveOpen() {
 // ProgramEncoder
 //===----------------------------------------------------------------------===//
 
-/// A file being written, with the CRC-32 of what passed through.
-class ProgramEncoder::RankFile : public llvm::raw_ostream {
+/// A file being written, with the CRC-32 of what passed through. It is a
+/// new temporary in the directory (created exclusively, so a link left at
+/// any name is never followed) renamed over its name once whole: a link at
+/// that name is replaced, never written through, and no reader sees a
+/// partial file.
+class ProgramEncoder::OutputFile : public llvm::raw_ostream {
 public:
-  RankFile(llvm::StringRef path, std::error_code &ec)
-      : file(path, ec, llvm::sys::fs::OF_None) {
-    SetBufferSize(1 << 16);
+  static llvm::Expected<std::unique_ptr<OutputFile>>
+  create(llvm::StringRef path) {
+    llvm::Expected<llvm::sys::fs::TempFile> temp =
+        llvm::sys::fs::TempFile::create(path + "-%%%%%%.tmp");
+    if (!temp)
+      return temp.takeError();
+    return std::unique_ptr<OutputFile>(
+        new OutputFile(path, std::move(*temp)));
   }
-  ~RankFile() override {
+  ~OutputFile() override {
     flush();
     file.clear_error(); // reported by close(), or the open's error already
+    if (temp)
+      llvm::consumeError(temp->discard());
   }
   uint32_t crc() const { return crc32; }
   uint64_t size() const { return written; }
+  /// Flushes and renames the file into place; on an error it is removed.
   std::error_code close() {
     flush();
-    file.close();
     std::error_code ec = file.error();
     file.clear_error();
+    llvm::Error kept = ec ? temp->discard() : temp->keep(path);
+    temp.reset();
+    if (!ec)
+      ec = llvm::errorToErrorCode(std::move(kept));
+    else
+      llvm::consumeError(std::move(kept));
     return ec;
   }
 
 private:
+  OutputFile(llvm::StringRef path, llvm::sys::fs::TempFile temp)
+      : path(path.str()), temp(std::move(temp)),
+        file(this->temp->FD, /*shouldClose=*/false) {
+    SetBufferSize(1 << 16);
+    file.SetUnbuffered(); // this stream buffers: `file` holds nothing
+  }
   void write_impl(const char *ptr, size_t size) override {
     crc32 = llvm::crc32(
         crc32, llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(ptr),
@@ -189,6 +212,8 @@ private:
   }
   uint64_t current_pos() const override { return written; }
 
+  std::string path;
+  std::optional<llvm::sys::fs::TempFile> temp;
   llvm::raw_fd_ostream file;
   uint32_t crc32 = 0;
   uint64_t written = 0;
@@ -209,8 +234,10 @@ ProgramEncoder ProgramEncoder::toStream(llvm::raw_ostream &os,
 
 llvm::Expected<ProgramEncoder>
 ProgramEncoder::toDirectory(llvm::StringRef dir, Encoding encoding) {
-  // Checked before anything is planned: a bad -o fails at once.
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+  // Checked before anything is planned: a bad -o fails at once. Only the
+  // last component is created, as `mkdir` would: a missing parent is an
+  // error, and `a/b/../d` never creates `a/b`.
+  if (std::error_code ec = llvm::sys::fs::create_directory(dir))
     return llvm::createStringError(ec, "%s: cannot create the directory: %s",
                                    dir.str().c_str(), ec.message().c_str());
   if (!llvm::sys::fs::is_directory(dir))
@@ -344,13 +371,12 @@ void ProgramEncoder::beginRank(int64_t rank, llvm::ArrayRef<int64_t> owns) {
     // After a failure nothing more is written: the rest of the program
     // streams into a null sink, and finish() reports the first error.
     if (!error) {
-      std::error_code ec;
       llvm::SmallString<256> path = pathOf(name);
-      rankFile = std::make_unique<RankFile>(path, ec);
-      if (ec) {
-        fail(path, ec, "cannot write");
-        rankFile.reset();
-      }
+      auto file = OutputFile::create(path);
+      if (file)
+        rankFile = std::move(*file);
+      else
+        fail(path, llvm::errorToErrorCode(file.takeError()), "cannot write");
     }
     if (!rankFile && !nullSink)
       nullSink = std::make_unique<llvm::raw_null_ostream>();
@@ -552,30 +578,19 @@ llvm::Error ProgramEncoder::finish() {
   }
   if (error)
     return std::move(error);
-  // The index, written to a temporary file renamed into place once whole:
-  // it never exists unless complete.
-  namespace lay = schema::layout;
-  llvm::SmallString<256> path = pathOf(lay::indexName(encoding));
-  llvm::SmallString<256> temporary(path);
-  temporary += ".tmp";
+  // The index, last: it never exists unless complete.
+  llvm::SmallString<256> path = pathOf(schema::layout::indexName(encoding));
+  auto file = OutputFile::create(path);
   std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(temporary, ec);
-    if (ec)
-      return llvm::createStringError(ec, "%s: cannot write: %s",
-                                     temporary.c_str(), ec.message().c_str());
-    writeIndex(os);
-    os.close();
-    ec = os.error();
-    os.clear_error();
+  if (file) {
+    writeIndex(**file);
+    ec = (*file)->close();
+  } else {
+    ec = llvm::errorToErrorCode(file.takeError());
   }
-  if (!ec)
-    ec = llvm::sys::fs::rename(temporary, path);
-  if (ec) {
-    (void)llvm::sys::fs::remove(temporary);
+  if (ec)
     return llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
                                    ec.message().c_str());
-  }
   return llvm::Error::success();
 }
 
