@@ -1,6 +1,7 @@
 //===- SchedOps.cpp - sched dialect operations ----------------------------===//
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Dialect/Sched/MapBounds.h"
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 
 #include "mlir/IR/Builders.h"
@@ -12,10 +13,29 @@
 using namespace mlir;
 using namespace pipesched::sched;
 
+/// An affine map, refused when its text's constants overflow 64 bits:
+/// MLIR folds them as it parses, wrapping (MapBounds.h).
+template <typename AttrT>
+static ParseResult parseMapLiteral(OpAsmParser &parser, AttrT &map) {
+  SMLoc start = parser.getCurrentLocation();
+  if (parser.parseAttribute(map))
+    return failure();
+  const char *end = parser.getCurrentLocation().getPointer();
+  StringRef text(start.getPointer(), end - start.getPointer());
+  if (std::optional<std::string> overflow = checkMapLiteral(text))
+    return parser.emitError(start) << *overflow;
+  return success();
+}
+
+static void printMapLiteral(OpAsmPrinter &printer, Operation *,
+                            AffineMapAttr map) {
+  printer.printAttribute(map);
+}
+
 /// `<name>` (a named policy) or an affine map (a lexicographic key).
 static ParseResult parsePriority(OpAsmParser &parser, Attribute &priority) {
   if (failed(parser.parseOptionalLess()))
-    return parser.parseAttribute(priority);
+    return parseMapLiteral(parser, priority);
   SMLoc loc = parser.getCurrentLocation();
   StringRef name;
   if (parser.parseKeyword(&name) || parser.parseGreater())
@@ -316,13 +336,16 @@ LogicalResult StepOp::verifyRegions() {
                                     emitError)))
       return failure();
   if (auto map = getComputeMapAttr())
-    if (failed(verifyPlacementMap(map.getValue(), "compute", emitError)))
+    if (failed(verifyPlacementMap(map.getValue(), "compute", numStages,
+                                  numMicrobatches, emitError)))
       return failure();
   if (auto map = getWeightsMapAttr())
-    if (failed(verifyPlacementMap(map.getValue(), "weights", emitError)))
+    if (failed(verifyPlacementMap(map.getValue(), "weights", numStages,
+                                  numMicrobatches, emitError)))
       return failure();
   if (auto key = dyn_cast_if_present<AffineMapAttr>(getPriorityAttr()))
-    if (failed(verifyPriorityKey(key.getValue(), emitError)))
+    if (failed(verifyPriorityKey(key.getValue(), numStages,
+                                 numMicrobatches, emitError)))
       return failure();
   if (MemoryCapAttr cap = getMemoryCapAttr()) {
     size_t n = cap.getLimits().size();

@@ -92,7 +92,8 @@ def Sched_StepOp : Sched_Op<"step", [
   let assemblyFormat = [{
     `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? (`strategy` $strategy^)?
-    (`tied` $tied^)? (`compute` $compute_map^)? (`weights` $weights_map^)?
+    (`tied` $tied^)? (`compute` custom<MapLiteral>($compute_map)^)?
+    (`weights` custom<MapLiteral>($weights_map)^)?
     (`priority` custom<Priority>($priority)^)? (`cap` $memory_cap^)?
     (`cost` $cost^)? (`layers` $layers^)? (`partial` $partial^)?
     attr-dict-with-keyword $body

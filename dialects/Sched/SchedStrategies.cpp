@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pipesched/Dialect/Sched/MapBounds.h"
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 
 #include "mlir/IR/AffineExpr.h"
@@ -494,8 +495,28 @@ static bool dividesByPositiveConstants(AffineMap map) {
   return true;
 }
 
+/// Every result of `map` is evaluated within 64 bits over the jobs' domain:
+/// s < S, b < B, d < 4 (the directions), p < 3S (the sweep positions).
+static LogicalResult
+verifyEvaluatedIn64Bits(AffineMap map, StringRef role, int64_t S, int64_t B,
+                        function_ref<InFlightDiagnostic()> emitError) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  IntRange domain[] = {{0, S - 1},
+                         {0, B - 1},
+                         {0, 3},
+                         {0, S > kMax / 3 ? kMax : 3 * S - 1}};
+  for (auto [i, result] : llvm::enumerate(map.getResults()))
+    if (!boundAffineExpr(result, domain))
+      return emitError() << role << " map result " << i
+                         << " overflows 64-bit arithmetic for some job of "
+                         << S << " stages x " << B << " microbatches, got "
+                         << AffineMapAttr::get(map);
+  return success();
+}
+
 LogicalResult pipesched::sched::verifyPlacementMap(
-    AffineMap map, StringRef role, function_ref<InFlightDiagnostic()> emitError) {
+    AffineMap map, StringRef role, int64_t S, int64_t B,
+    function_ref<InFlightDiagnostic()> emitError) {
   if (map.getNumDims() != 3 || map.getNumSymbols() != 0 ||
       map.getNumResults() != 1)
     return emitError() << role
@@ -505,11 +526,12 @@ LogicalResult pipesched::sched::verifyPlacementMap(
     return emitError() << role
                        << " map may divide only by positive constants, got "
                        << AffineMapAttr::get(map);
-  return success();
+  return verifyEvaluatedIn64Bits(map, role, S, B, emitError);
 }
 
 LogicalResult pipesched::sched::verifyPriorityKey(
-    AffineMap map, function_ref<InFlightDiagnostic()> emitError) {
+    AffineMap map, int64_t S, int64_t B,
+    function_ref<InFlightDiagnostic()> emitError) {
   if ((map.getNumDims() != 3 && map.getNumDims() != 4) ||
       map.getNumSymbols() != 0 || map.getNumResults() == 0)
     return emitError() << "priority key must map (s, b, d) or (s, b, d, p) "
@@ -519,7 +541,7 @@ LogicalResult pipesched::sched::verifyPriorityKey(
     return emitError() << "priority key may divide only by positive "
                           "constants, got "
                        << AffineMapAttr::get(map);
-  return success();
+  return verifyEvaluatedIn64Bits(map, "priority key", S, B, emitError);
 }
 
 FailureOr<Scheme> pipesched::sched::resolveScheme(StepOp step) {

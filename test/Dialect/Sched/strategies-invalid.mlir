@@ -186,3 +186,40 @@ sched.step stages = 8, microbatches = 9, workers = 4 strategy #sched.interleaved
 // expected-error @below {{interleaved_1f1b group must be megatron, torch or a positive size, got 0}}
 sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2, group = 0> {
 }
+
+// -----
+
+// Tests that a map whose constants overflow as written is refused before
+// MLIR folds them: `s * 2^62 * 4` would fold to 0, every job on worker 0.
+// expected-error @below {{affine map result 0 overflows 64-bit arithmetic as written: its constants cannot be folded exactly}}
+sched.step stages = 4, microbatches = 4, workers = 4 compute affine_map<(s, b, d) -> (s * 4611686018427387904 * 4)> {
+}
+
+// -----
+
+// Tests that a weights map with a wrapped constant sum is refused too.
+// expected-error @below {{affine map result 0 overflows 64-bit arithmetic as written}}
+sched.step stages = 4, microbatches = 4, workers = 4 compute affine_map<(s, b, d) -> (s)> weights affine_map<(s, b, d) -> ((s + 9223372036854775807 + 9223372036854775807 + 2) mod 4)> {
+}
+
+// -----
+
+// Tests that a priority key's literal is checked as the placement maps are.
+// expected-error @below {{affine map result 1 overflows 64-bit arithmetic as written}}
+sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.1f1b priority affine_map<(s, b, d) -> (b, (s - 4611686018427387904) * 4)> {
+}
+
+// -----
+
+// Tests that a map exact as written that overflows on the step's domain is
+// refused: at s = 3, s * (2^62 + 1) wraps (to a worker in range at s = 4).
+// expected-error @below {{'sched.step' op compute map result 0 overflows 64-bit arithmetic for some job of 4 stages x 4 microbatches}}
+sched.step stages = 4, microbatches = 4, workers = 4 compute affine_map<(s, b, d) -> (s * 4611686018427387905 mod 4)> {
+}
+
+// -----
+
+// Tests that a priority key is bounded over the sweep positions p < 3S.
+// expected-error @below {{'sched.step' op priority key map result 0 overflows 64-bit arithmetic for some job of 4 stages x 4 microbatches}}
+sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.1f1b priority affine_map<(s, b, d, p) -> (p * 1537228672809129302)> {
+}

@@ -22,15 +22,20 @@ struct Scheme {
 };
 
 /// Checks that `map` is a placement map: (s, b, d) -> (worker), no symbols,
-/// `mod`/`floordiv`/`ceildiv` only by positive constants.
+/// `mod`/`floordiv`/`ceildiv` only by positive constants, and no step of
+/// its evaluation past 64 bits for any job of `numStages` x
+/// `numMicrobatches`.
 llvm::LogicalResult
 verifyPlacementMap(mlir::AffineMap map, llvm::StringRef role,
+                   int64_t numStages, int64_t numMicrobatches,
                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Checks that `map` is a priority key: (s, b, d) or (s, b, d, p) to one or
-/// more integers, no symbols, divisions only by positive constants.
+/// more integers, no symbols, divisions only by positive constants, and
+/// evaluated within 64 bits, as verifyPlacementMap.
 llvm::LogicalResult
-verifyPriorityKey(mlir::AffineMap map,
+verifyPriorityKey(mlir::AffineMap map, int64_t numStages,
+                  int64_t numMicrobatches,
                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// The scheme of `step`: explicit maps win over the strategy's; without a
