@@ -117,7 +117,9 @@ with tempfile.TemporaryDirectory() as tmp:
             print(f"{spec}: {summary}: OK")
         else:
             failed += 1
-            print(f"FAIL: {spec}: {summary}: {why}\n{detail}")
+            report = f"FAIL: {spec}: {summary}: {why}\n{detail}"
+            print(report)
+            print(report, file=sys.stderr)  # whole in lit's log
 print(f"{len(specs)} trained: {len(specs) - failed} equal to the reference "
       f"({bitwise_count} bitwise), {failed} failed")
 sys.exit(1 if failed else 0)

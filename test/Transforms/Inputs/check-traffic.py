@@ -166,7 +166,11 @@ with tempfile.TemporaryDirectory() as tmp:
         except Failure as e:
             outcomes["failed"] += 1
             seed = re.search(r"^// (seed .*)$", open(spec).read(), re.M)
-            print(f"FAIL: {spec}" + (f" ({seed.group(1)})" if seed else "") + f": {e}")
+            line = f"FAIL: {spec}" + (f" ({seed.group(1)})" if seed else "") + f": {e}"
+            print(line)
+            # Also on stderr: lit shows it whole where FileCheck's dump of
+            # stdout is cut short.
+            print(line, file=sys.stderr)
 if len(specs) > 1 or outcomes["failed"]:
     print(f"{len(specs)} specs: {outcomes['ok']} lowered and checked, "
           f"{outcomes['cap']} refused for a memory cap that deadlocks, "
