@@ -10,6 +10,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace pipesched::sched;
 
@@ -351,8 +353,9 @@ LogicalResult TiedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (total != static_cast<int64_t>(stages.size()))
     return emitError() << "tied groups list " << stages.size()
                        << " stages, their sizes add up to " << total;
-  // Stage -> the group it was first seen in.
-  llvm::SmallDenseMap<int64_t, size_t> groupOf;
+  // Stage -> the group it was first seen in. A std::map: any stage number
+  // may come here, DenseMap's reserved keys (2^63 - 1, 2^63 - 2) too.
+  std::map<int64_t, size_t> groupOf;
   size_t begin = 0;
   for (auto [g, size] : llvm::enumerate(sizes)) {
     if (size < 2)

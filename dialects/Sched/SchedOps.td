@@ -17,6 +17,10 @@ def NonNegI64Prop : ConfinedProp<I64Prop, CPred<"$_self >= 0">,
                                  "non-negative 64-bit integer">;
 def PositiveI64Prop : ConfinedProp<I64Prop, CPred<"$_self > 0">,
                                    "positive 64-bit integer">;
+// A message tag: what every MPI accepts (MPI_TAG_UB is at least 32767;
+// the runtime checks its own bound, 2^31 - 1 at most, against the program).
+def TagProp : ConfinedProp<I64Prop,
+    CPred<"$_self >= 0 && $_self <= 2147483647">, "tag in [0, 2^31)">;
 
 //===----------------------------------------------------------------------===//
 // sched.step

@@ -39,7 +39,7 @@ def Sched_SendOp : Sched_CommOp<"send"> {
     NonNegI64Prop:$stage,
     NonNegI64Prop:$microbatch,
     NonNegI64Prop:$peer,
-    NonNegI64Prop:$tag,
+    TagProp:$tag,
     NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "$value $kind `(` $stage `,` $microbatch `)` `to` $peer "
                        "`tag` $tag `bytes` $bytes " # placementFormat;
@@ -60,7 +60,7 @@ def Sched_RecvOp : Sched_CommOp<"recv"> {
     NonNegI64Prop:$stage,
     NonNegI64Prop:$microbatch,
     NonNegI64Prop:$peer,
-    NonNegI64Prop:$tag,
+    TagProp:$tag,
     NonNegI64Prop:$bytes), placement);
   let results = (outs Sched_TensorType:$output);
   let assemblyFormat = "$kind `(` $stage `,` $microbatch `)` `from` $peer "
@@ -77,7 +77,7 @@ def Sched_SendWeightsOp : Sched_CommOp<"send_weights"> {
   let arguments = !con((ins
     NonNegI64Prop:$stage,
     NonNegI64Prop:$peer,
-    NonNegI64Prop:$tag,
+    TagProp:$tag,
     NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "`(` $stage `)` `to` $peer `tag` $tag `bytes` $bytes "
                        # placementFormat;
@@ -97,7 +97,7 @@ def Sched_FetchWeightsOp : Sched_CommOp<"fetch_weights"> {
   let arguments = !con((ins
     NonNegI64Prop:$stage,
     NonNegI64Prop:$peer,
-    NonNegI64Prop:$tag,
+    TagProp:$tag,
     NonNegI64Prop:$bytes), placement);
   let assemblyFormat = "`(` $stage `)` `from` $peer `tag` $tag `bytes` $bytes "
                        # placementFormat;

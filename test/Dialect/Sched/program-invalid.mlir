@@ -216,3 +216,17 @@ sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> 
   sched.rank 1 owns [1] {
   }
 }
+
+// -----
+
+// Tests that a tag is one every MPI accepts (the runtime's bound is at most
+// 2^31 - 1): 2^63 - 1 is also DenseMap's reserved key in the exporter.
+sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> makespan 0 partial {
+  sched.rank 0 owns [0] {
+    %0 = sched.forward(0, 0)
+    // expected-error @below {{'sched.send' op property 'tag' failed to satisfy constraint: tag in [0, 2^31)}}
+    sched.send %0 act(0, 0) to 1 tag 9223372036854775807 bytes 64
+  }
+  sched.rank 1 owns [1] {
+  }
+}

@@ -114,3 +114,11 @@ sched.program stages = 2, microbatches = 1, workers = 1 tied <[0, 1]> cost <fwd 
     sched.tied_grad(0) over [] bytes 0
   }
 }
+
+// -----
+
+// Tests that a stage number that is a DenseMap reserved key (2^63 - 1) is
+// still a range error, not an assertion or a phantom group.
+// expected-error @below {{'sched.step' op tied group 0 names stage 9223372036854775807, outside [0, 2)}}
+sched.step stages = 2, microbatches = 1, workers = 1 strategy #sched.gpipe tied <[0, 9223372036854775807]> {
+}
