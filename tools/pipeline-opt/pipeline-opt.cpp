@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
   pipesched::registerAllDialects(registry);
   pipesched::registerAllPasses();
   pipesched::hideLLVMOptions();
+  pipesched::sayOutputErrorsPlainly("pipeline-opt");
   pipesched::addVersionPrinter();
   std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
   return mlir::asMainReturnCode(

@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   pipesched::registerExportProgram();
   pipesched::diagram::registerDiagramTranslations();
   pipesched::hideLLVMOptions();
+  pipesched::sayOutputErrorsPlainly("pipeline-translate");
   pipesched::addVersionPrinter();
   std::vector<char *> args = pipesched::withDiagnosticDefaults(argc, argv);
   return mlir::failed(mlir::mlirTranslateMain(

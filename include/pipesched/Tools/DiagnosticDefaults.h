@@ -14,6 +14,7 @@
 #include "pipesched/Version.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -52,6 +53,23 @@ inline void addVersionPrinter() {
     os << "pipesched " PIPESCHED_VERSION ", program format version "
        << program::kVersion << "\n";
   });
+}
+
+/// A write that fails when the output is closed (a full disk) ends in
+/// LLVM's fatal "IO failure on output stream", worded like a crash. The
+/// tools say instead `TOOL: cannot write the output: REASON`, exit 1;
+/// other fatal errors keep LLVM's wording.
+inline void sayOutputErrorsPlainly(const char *tool) {
+  llvm::install_fatal_error_handler(
+      [](void *tool, const char *reason, bool) {
+        llvm::StringRef text(reason);
+        if (text.consume_front("IO failure on output stream: "))
+          llvm::errs() << static_cast<const char *>(tool)
+                       << ": cannot write the output: " << text << "\n";
+        else
+          llvm::errs() << "LLVM ERROR: " << text << "\n";
+      },
+      const_cast<char *>(tool));
 }
 
 } // namespace pipesched
