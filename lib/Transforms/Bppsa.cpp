@@ -53,6 +53,10 @@ FailureOr<sch::BppsaShape> SchedBppsa::baseShape(StepOp step) const {
   shape.band = band;
   shape.placement = placement;
   shape.macsPerUnit = 1;
+  if (macsPerUnit < 0)
+    return step.emitOpError() << "bppsa: macs-per-unit must be >= 0 (0: one "
+                                 "sequential input-gradient step), got "
+                              << int64_t(macsPerUnit);
   if (macsPerUnit > 0) {
     shape.macsPerUnit = macsPerUnit;
     return shape;

@@ -595,6 +595,12 @@ void SchedSearch::runOnOperation() {
       failedAny |= failed(searchStages(step, steps));
       continue;
     }
+    if (!stageCounts.empty()) {
+      step.emitOpError("--sched-search: stages= lists the stage counts to "
+                       "partition a layer file into: give layers=");
+      failedAny = true;
+      continue;
+    }
     FailureOr<SearchReport> report = search(step);
     if (failed(report)) {
       failedAny = true;

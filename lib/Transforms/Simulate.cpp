@@ -110,6 +110,11 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
   int64_t transferTime = o.transferTime, memoryCap = o.memoryCap,
           memoryCapBytes = o.memoryCapBytes;
   bool noMemoryCap = o.noMemoryCap, reorder = o.reorder;
+  if (transferTime < -1 || memoryCap < 0 || memoryCapBytes < 0)
+    return step.emitOpError()
+           << "--sched-simulate needs transfer-time >= -1 (-1: the cost's), "
+              "memory-cap >= 0 and memory-cap-bytes >= 0 (0: none given), got "
+           << transferTime << ", " << memoryCap << " and " << memoryCapBytes;
   int64_t S = step.getStages(), W = step.getWorkers();
   CostAttr cost = step.getCostOrDefault();
   ResolvedPriority priority = resolvePriority(step);

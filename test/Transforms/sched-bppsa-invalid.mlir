@@ -8,6 +8,8 @@
 // UNIT: error: 'sched.step' op bppsa: the default time unit, one sequential input-gradient step of a stage (rows x layers x width x nonzeros per row = 16777216 x 1024 x 65536 x 65536 multiply-adds), overflows 64 bits: give macs-per-unit
 // RUN: echo 'sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {}' | pipeline-opt --sched-expand --sched-place "--sched-bppsa=width=65536 rows=16777216 layers=1024 macs-per-unit=1000000" | FileCheck %s --check-prefix=GIVEN
 // GIVEN: sched.loss_grad
+// RUN: echo 'sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {}' | not pipeline-opt --sched-expand --sched-place "--sched-bppsa=macs-per-unit=-1" 2>&1 | FileCheck %s --check-prefix=NEG-MACS
+// NEG-MACS: error: 'sched.step' op bppsa: macs-per-unit must be >= 0 (0: one sequential input-gradient step), got -1
 
 // expected-error @below {{cannot scan the backward of a stage graph that is not a chain}}
 sched.step stages = 3, microbatches = 1, workers = 3 graph <0 -> 2, 1 -> 2> strategy #sched.gpipe {

@@ -1,4 +1,8 @@
 // RUN: pipeline-opt %s --split-input-file --sched-simulate -verify-diagnostics
+// Negative option values are refused, not taken as "none given".
+// RUN: echo 'sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.gpipe {}' | not pipeline-opt --sched-expand --sched-place "--sched-simulate=memory-cap=-5" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: echo 'sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.gpipe {}' | not pipeline-opt --sched-expand --sched-place "--sched-simulate=transfer-time=-2" 2>&1 | FileCheck %s --check-prefix=NEG
+// NEG: error: 'sched.step' op --sched-simulate needs transfer-time >= -1 (-1: the cost's), memory-cap >= 0 and memory-cap-bytes >= 0 (0: none given), got
 
 // Tests that simulation needs a placed graph.
 sched.step stages = 1, microbatches = 1, workers = 1 {
