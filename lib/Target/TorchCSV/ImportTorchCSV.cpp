@@ -141,9 +141,14 @@ LogicalResult CSVImporter::parseCell(StringRef cell, int64_t rank,
            << "unknown action kind '" << kind << "' in '" << cell
            << "' (expected F, B, I, W, or a communication action)";
   }
-  if (number.empty() || number.getAsInteger(10, microbatch))
+  if (number.empty())
     return emitError(locAt(line, column))
            << "action '" << cell << "' has no microbatch number";
+  if (number.getAsInteger(10, microbatch))
+    return emitError(locAt(line, column))
+           << "action '" << cell << "': '" << number
+           << "' is not a microbatch number (a 64-bit integer; actions are "
+              "separated by commas)";
   // Indices size tables: bound them before anything is allocated.
   constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max() - 1;
   if (stage > kMaxIndex || microbatch > kMaxIndex)
