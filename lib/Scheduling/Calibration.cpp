@@ -4,16 +4,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 using namespace pipesched::scheduling;
 
 static constexpr double kMaxNs = 9007199254740992.0; // 2^53
 
+/// A measured number as written: `-5`, `1715586.5`, `1e+300` (not
+/// std::to_string's six fixed decimals, 300 digits for 1e300).
+static std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.15g", v);
+  return text;
+}
+
 static std::string checkList(const char *name, const std::vector<double> &v) {
   for (size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i]) || v[i] < 0 || v[i] >= kMaxNs)
       return std::string(name) + "[" + std::to_string(i) + "] = " +
-             std::to_string(v[i]) +
+             number(v[i]) +
              " is not a duration (finite, >= 0, below 2^53 ns)";
   return "";
 }
@@ -40,7 +49,7 @@ std::string MeasuredCosts::check() const {
   for (auto [name, v] : {std::pair{"transfer latency", latencyNs},
                          std::pair{"transfer per_byte", nsPerByte}})
     if (!std::isfinite(v) || v < 0 || v >= kMaxNs)
-      return std::string(name) + " = " + std::to_string(v) +
+      return std::string(name) + " = " + number(v) +
              " is not a duration (finite, >= 0, below 2^53 ns)";
   if (reduceBytes < 0 || !std::isfinite(reduceNs) || reduceNs < 0 || reduceNs >= kMaxNs)
     return "the all-reduce time is not a duration (finite, >= 0, below 2^53 ns)";
