@@ -31,6 +31,8 @@ private:
   /// The scan's shape for one microbatch of `step`, before stage workers;
   /// fails (with a diagnostic) when its default time unit overflows.
   FailureOr<sch::BppsaShape> baseShape(StepOp step) const;
+  LogicalResult checkJobCount(StepOp step, const sch::BppsaGraph &graph,
+                              size_t microbatches) const;
 };
 
 /// The jobs of one microbatch, by stage.
@@ -228,6 +230,23 @@ static void recordMetrics(StepOp step, int64_t width,
                 }));
 }
 
+/// Microbatches scan alike: the first one's scan sizes the whole step,
+/// checked before any op is created (a 200-byte spec within
+/// --sched-expand's max-jobs can otherwise scan into gigabytes).
+LogicalResult SchedBppsa::checkJobCount(StepOp step,
+                                        const sch::BppsaGraph &graph,
+                                        size_t microbatches) const {
+  // Both factors are below 2^31 (checked shapes), the product fits.
+  int64_t perMicrobatch = step.getStages() + int64_t(graph.jobs.size());
+  int64_t total = perMicrobatch * int64_t(microbatches);
+  if (total <= maxJobs)
+    return success();
+  return step.emitOpError()
+         << "bppsa: the scanned step would hold " << total << " jobs ("
+         << perMicrobatch << " per microbatch), more than max-jobs = "
+         << int64_t(maxJobs) << " (--sched-bppsa=max-jobs=N raises the limit)";
+}
+
 void SchedBppsa::runOnOperation() {
   StepOp step = getOperation();
   if (step.isSpec())
@@ -270,8 +289,11 @@ void SchedBppsa::runOnOperation() {
                          << " is invalid: " << error;
       return signalPassFailure();
     }
-    if (b == 0)
+    if (b == 0) {
+      if (failed(checkJobCount(step, graph, jobs->size())))
+        return signalPassFailure();
       metrics = sch::measureBppsa(shape, graph);
+    }
     // The scan takes the place of the microbatch's first backward.
     builder.setInsertionPoint(m.backwards.front());
     createScanJobs(builder, step.getLoc(), graph, m, S, static_cast<int64_t>(b));

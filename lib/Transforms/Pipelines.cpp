@@ -38,6 +38,7 @@ void pipesched::buildSchedulePipeline(OpPassManager &pm,
   if (options.bppsaWidth > 0) {
     SchedBppsaOptions bppsa;
     bppsa.width = options.bppsaWidth;
+    bppsa.maxJobs = options.maxJobs;
     step.addPass(createSchedBppsa(bppsa));
   }
   SchedSimulateOptions simulate;

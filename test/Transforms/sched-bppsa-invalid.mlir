@@ -9,6 +9,11 @@
 // RUN: echo 'sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {}' | pipeline-opt --sched-expand --sched-place "--sched-bppsa=width=65536 rows=16777216 layers=1024 macs-per-unit=1000000" | FileCheck %s --check-prefix=GIVEN
 // GIVEN: sched.loss_grad
 // RUN: echo 'sched.step stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe {}' | not pipeline-opt --sched-expand --sched-place "--sched-bppsa=macs-per-unit=-1" 2>&1 | FileCheck %s --check-prefix=NEG-MACS
+// The scan adds up to four jobs per stage and microbatch: its total is
+// bounded before any is created (S = 8, B = 2: 2 x (8 + 27) = 70).
+// RUN: echo 'sched.step stages = 8, microbatches = 2, workers = 2 strategy #sched.gpipe {}' | not pipeline-opt --sched-expand --sched-place "--sched-bppsa=max-jobs=69" 2>&1 | FileCheck %s --check-prefix=MAX-JOBS
+// RUN: echo 'sched.step stages = 8, microbatches = 2, workers = 2 strategy #sched.gpipe {}' | pipeline-opt --sched-expand --sched-place "--sched-bppsa=max-jobs=70" | FileCheck %s --check-prefix=GIVEN
+// MAX-JOBS: error: 'sched.step' op bppsa: the scanned step would hold 70 jobs (35 per microbatch), more than max-jobs = 69 (--sched-bppsa=max-jobs=N raises the limit)
 // NEG-MACS: error: 'sched.step' op bppsa: macs-per-unit must be >= 0 (0: one sequential input-gradient step), got -1
 
 // expected-error @below {{cannot scan the backward of a stage graph that is not a chain}}

@@ -213,6 +213,9 @@ def SchedBppsa : Pass<"sched-bppsa", "::pipesched::sched::StepOp"> {
                         "on the worker of its newest operand's stage"),
              clEnumValN(::pipesched::scheduling::ScanPlacement::Spread,
                         "spread", "round robin over the workers per level"))}]>,
+    Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 22",
+           "Most jobs the scanned step may hold, forwards included (the scan "
+           "adds several per stage and microbatch)">,
     Option<"macsPerUnit", "macs-per-unit", "int64_t", /*default=*/"0",
            "Multiply-adds per time unit; 0: one unit is one sequential "
            "input-gradient step of a stage (rows x layers x width x the "

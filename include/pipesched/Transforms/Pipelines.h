@@ -42,7 +42,8 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       llvm::cl::init("")};
   Option<int64_t> maxJobs{
       *this, "max-jobs",
-      llvm::cl::desc("Refuse to expand a step into more jobs than this"),
+      llvm::cl::desc("Refuse to expand a step, or scan it (bppsa-width), "
+                     "into more jobs than this"),
       llvm::cl::init(int64_t(1) << 22)};
   Option<int64_t> transferTime{
       *this, "transfer-time",
