@@ -2,14 +2,16 @@
 # Builds the libFuzzer targets of fuzz/ in the instrumented build
 # (scripts/build-sanitized.sh: clang-14, ASan + UBSan + coverage, build-asan/)
 # and runs each for N seconds (default 60): the .mlir pipeline, the torch
-# CSV importer and the runtime's program loader. Seeds come from the test
+# CSV importer, the cost and layer file readers and the runtime's program
+# loader. Seeds come from the test
 # suite's own inputs. Findings land in build-asan/fuzz/findings/<target>/,
 # logs in build-asan/fuzz/logs/. Ends with one line: "fuzz: P passed, F failed".
 #
 #   scripts/fuzz.sh [--seconds N] [--jobs J] [target...]
 #
 # --jobs runs J targets at once (default 1); targets are fuzz-mlir-pipeline,
-# fuzz-torch-csv, fuzz-program-loader (default: all). Installs what it needs.
+# fuzz-torch-csv, fuzz-input-files, fuzz-program-loader (default: all).
+# Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +31,7 @@ while (($#)); do
 done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --seconds expects a positive integer" >&2; exit 2; }
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --jobs expects a positive integer" >&2; exit 2; }
-((${#targets[@]})) || targets=(fuzz-mlir-pipeline fuzz-torch-csv fuzz-program-loader)
+((${#targets[@]})) || targets=(fuzz-mlir-pipeline fuzz-torch-csv fuzz-input-files fuzz-program-loader)
 
 build=build-asan
 out=$build/fuzz
@@ -73,6 +75,19 @@ for data in files("examples/*.mlir", "runtime/tests/programs/*.mlir"):
         add("fuzz-mlir-pipeline", b"// lower: " + option + b"\n" + data)
 for data in files("test/**/*.csv", "runtime/tests/**/*.csv", "fuzz/seeds/csv/*"):
     add("fuzz-torch-csv", data)
+# Cost files (first byte even) and layer files (odd; its other bits pick
+# the stage count): the JSON inputs of the tests and examples, each both
+# ways, and the split lit inputs (`#--- name.json`) too.
+def json_inputs():
+    for data in files("examples/**/*.json", "test/**/*.json",
+                      "test/Transforms/*.test", "fuzz/seeds/files/*"):
+        for chunk in data.split(b"\n#--- "):
+            start = chunk.find(b"{")
+            if start >= 0 and (b"pipesched-costs" in chunk or b"layers" in chunk):
+                yield chunk[start:]
+for data in json_inputs():
+    add("fuzz-input-files", b"\x00" + data)
+    add("fuzz-input-files", b"\x03" + data)
 # Programs, in JSON and again in CBOR (the loader's other encoding,
 # split_program.py's encoder), and fuzz/seeds/cbor.
 sys.path.insert(0, "runtime/tests/integration")
