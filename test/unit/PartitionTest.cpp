@@ -218,6 +218,12 @@ TEST(Partition, TiesPutTheLastStageAsLateAsPossible) {
   EXPECT_EQ(r.partition.starts, (std::vector<int64_t>{0, 2}));
   PartitionProblem zeros = problem({layer("a", 0, 0), layer("b", 0, 0), layer("c", 0, 0)}, 2);
   EXPECT_EQ(partitionLayers(zeros).partition.starts, (std::vector<int64_t>{0, 2}));
+  // Times 2, 0, 1: [2] [0 1] and [2 0] [1] both reach 2; layer counts
+  // [2, 1], not [1, 2].
+  PartitionProblem middle =
+      problem({layer("a", 2, 0), layer("b", 0, 0), layer("c", 1, 0)}, 2);
+  EXPECT_EQ(partitionLayers(middle).partition.layerCounts(3),
+            (std::vector<int64_t>{2, 1}));
 }
 
 TEST(Partition, Uniform) {
