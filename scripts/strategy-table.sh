@@ -40,7 +40,8 @@ for shape in "4 8" "8 16"; do
     stats=$(echo "sched.step stages = $stages, microbatches = $m, workers = $p strategy $strategy cost <$cost> {}" |
       "$bin/pipeline-opt" --pipeline-schedule | "$bin/pipeline-opt" --sched-stats -o /dev/null)
     latency=$(sed -n 's/^latency: \([0-9]*\) ticks.*/\1/p' <<<"$stats")
-    rates=$(sed -n 's/^bubble: .*time (idle \/ (L\*W)), \([0-9.]*\) of ideal time.*, \([0-9.]*\) rate.*/\2 \1/p' <<<"$stats")
+    ideal=$(sed -n 's/^bubble: .*time (idle \/ (L\*W)), \([0-9.]*\) of ideal time.*/\1/p' <<<"$stats")
+    rate=$(sed -n "s/^bubble rate (Zero Bubble's): \([0-9.]*\) of the makespan.*/\1/p" <<<"$stats")
     peaks=$(awk '/^ +[0-9]+ +[0-9]/ { printf "%s%s", sep, $9; sep = " " }' <<<"$stats")
     # The closed form at these unit costs (F = 1, B = 2, or F = B = W = 1).
     case $form in
@@ -52,7 +53,6 @@ for shape in "4 8" "8 16"; do
     esac
     shown=$form
     [[ -n $expect ]] && shown="$form = $expect"
-    read -r rate ideal <<<"$rates"
     echo "| $name | $p | $m | $latency | $shown | $rate | $ideal | $peaks |"
   done
 done

@@ -33,6 +33,8 @@ using namespace pipesched::sched;
 namespace {
 struct WorkerStats {
   int64_t jobs = 0, busy = 0;
+  /// The worker's first start and last end: its span is last - first.
+  int64_t first = INT64_MAX, last = 0;
   int64_t actRecv = 0, gradRecv = 0, weightFetches = 0;
   int64_t peakLive = 0, peakLiveBytes = 0, weightsOwned = 0;
   /// Tied reductions with other workers and their bytes (`weights` each).
@@ -108,6 +110,8 @@ static FailureOr<StepStats> collect(StepOp step) {
     WorkerStats &w = stats.perWorker[p.worker];
     ++w.jobs;
     w.busy += p.end - p.start;
+    w.first = std::min(w.first, p.start);
+    w.last = std::max(w.last, p.end);
     stats.latency = std::max(stats.latency, p.end);
     if (owned.insert({p.owner, p.stage}).second)
       ++stats.perWorker[p.owner].weightsOwned;
@@ -205,9 +209,27 @@ struct Totals {
   int64_t busy = 0, actRecv = 0, gradRecv = 0, weightFetches = 0;
   int64_t peakLive = 0, peakLiveBytes = 0;
   int64_t maxBusy = 0;
-  double latencyUnits, bubbleOfTotal, bubbleOfIdeal, bubbleRate, rho, bound;
+  double latencyUnits, bubbleOfTotal, bubbleOfIdeal, bubbleRate,
+      stageBubbleRate, rho, bound;
 };
 } // namespace
+
+/// A worker's span: from its first start to its last end (0 if idle).
+static int64_t spanOf(const WorkerStats &w) {
+  return w.jobs > 0 ? w.last - w.first : 0;
+}
+
+/// The Zero Bubble code's per-stage bubble rate (zb.py: the longest stage
+/// time, first F's start to last W's end): the worker of longest span,
+/// (span - busy) / span.
+static double stageBubbleRate(const StepStats &s) {
+  const WorkerStats *longest = nullptr;
+  for (const WorkerStats &w : s.perWorker)
+    if (!longest || spanOf(w) > spanOf(*longest))
+      longest = &w;
+  int64_t span = longest ? spanOf(*longest) : 0;
+  return span > 0 ? double(span - longest->busy) / span : 0;
+}
 
 static Totals totals(const StepStats &s) {
   Totals t;
@@ -226,11 +248,13 @@ static Totals totals(const StepStats &s) {
   t.latencyUnits = s.unit > 0 ? s.latency / s.unit : 0;
   t.bubbleOfTotal = capacity > 0 ? (capacity - t.busy) / capacity : 0;
   t.bubbleOfIdeal = t.busy > 0 ? (capacity - t.busy) / t.busy : 0;
-  // The Zero Bubble paper's bubble rate: (cost - m(F+B+W)) / cost with cost
-  // the step's latency and m(F+B+W) the work of its busiest stage.
+  // The Zero Bubble paper's bubble rate, (cost - m(F+B+W)) / cost, two
+  // ways (docs/stats.md): cost the step's makespan and m(F+B+W) the work of
+  // its busiest worker; or per stage, as the paper's code measures it.
   t.bubbleRate = s.latency > 0
                      ? static_cast<double>(s.latency - t.maxBusy) / s.latency
                      : 0;
+  t.stageBubbleRate = stageBubbleRate(s);
   t.rho = t.latencyUnits > 0
               ? static_cast<double>(s.stages * s.microbatches) /
                     (t.latencyUnits * s.workers)
@@ -266,9 +290,12 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                        (long long)s.cost.getTickNs(),
                        s.cost.toMilliseconds(s.latency));
   os << llvm::format("bubble: %.4f of total time (idle / (L*W)), %.4f of "
-                     "ideal time (idle / busy, Megatron's (p-1)/m), %.4f "
-                     "rate (Zero Bubble's (L - busiest worker's busy) / L)\n",
-                     t.bubbleOfTotal, t.bubbleOfIdeal, t.bubbleRate);
+                     "ideal time (idle / busy, Megatron's (p-1)/m)\n",
+                     t.bubbleOfTotal, t.bubbleOfIdeal);
+  os << llvm::format("bubble rate (Zero Bubble's): %.4f of the makespan "
+                     "((L - busiest worker's busy) / L), %.4f per stage "
+                     "((longest worker span - its busy) / that span)\n",
+                     t.bubbleRate, t.stageBubbleRate);
   os << llvm::format("traffic: %lld activations and %lld gradients received, "
                      "%lld weight fetches\n",
                      (long long)t.actRecv, (long long)t.gradRecv,
@@ -331,6 +358,7 @@ static llvm::json::Value toJson(const StepStats &s) {
         {"jobs", w.jobs},
         {"busy", w.busy},
         {"idle", s.latency - w.busy},
+        {"span", spanOf(w)},
         {"act_recv", w.actRecv},
         {"grad_recv", w.gradRecv},
         {"weight_fetches", w.weightFetches},
@@ -354,6 +382,7 @@ static llvm::json::Value toJson(const StepStats &s) {
       {"bubble_of_total", t.bubbleOfTotal},
       {"bubble_of_ideal", t.bubbleOfIdeal},
       {"bubble_rate", t.bubbleRate},
+      {"stage_bubble_rate", t.stageBubbleRate},
       {"act_recv", t.actRecv},
       {"grad_recv", t.gradRecv},
       {"weight_fetches", t.weightFetches},

@@ -51,7 +51,8 @@ sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.fsdp {
 // CHECK-NEXT:       0    16    24     9  0.2727         0          8               0          8                0              1
 // CHECK-NEXT:       1    16    24     9  0.2727         8          8               0          8                0              1
 // CHECK:       latency: 33 ticks = 11.0000 units
-// CHECK-NEXT:  bubble: 0.2727 of total time (idle / (L*W)), 0.3750 of ideal time (idle / busy, Megatron's (p-1)/m), 0.2727 rate (Zero Bubble's (L - busiest worker's busy) / L)
+// CHECK-NEXT:  bubble: 0.2727 of total time (idle / (L*W)), 0.3750 of ideal time (idle / busy, Megatron's (p-1)/m)
+// CHECK-NEXT:  bubble rate (Zero Bubble's): 0.2727 of the makespan ((L - busiest worker's busy) / L), 0.2727 per stage ((longest worker span - its busy) / that span)
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.gpipe {
 }
 
@@ -107,6 +108,7 @@ sched.step stages = 4, microbatches = 2, workers = 4 strategy #sched.1f1b {
 // CHECK-LABEL: sched.step stages = 8, microbatches = 8, workers = 4
 // CHECK:       latency: 57 ticks = 19.0000 units
 // CHECK-NEXT:  bubble: 0.1579 of total time (idle / (L*W)), 0.1875 of ideal time
+// CHECK-NEXT:  bubble rate
 // CHECK-NEXT:  traffic: 56 activations and 56 gradients received
 sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.interleaved_1f1b<chunks = 2> {
 }
@@ -193,4 +195,17 @@ sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.v_min cost 
 // CHECK:       latency: 52 ticks
 // CHECK:       lower bound: 40 ticks at this peak memory, work / W (critical path 12, work / W 40, memory-time 14); L / bound = 1.3000
 sched.step stages = 8, microbatches = 10, workers = 4 strategy #sched.dualpipev cost <fwd = 1, bwd = 1, bwd_w = 1, fwd_bwd = 2> {
+}
+
+// -----
+
+// ZB-2p (the repository's greedy, zb_h2) at F = B = W: every worker works
+// without a gap from its first start to its last end, so the per-stage rate
+// the Zero Bubble paper reports is 0, while the workers start S - 1 ticks
+// apart: 3 idle ticks of 27 in the makespan's rate.
+// CHECK-LABEL: sched.step stages = 4, microbatches = 8, workers = 4
+// CHECK:       latency: 27 ticks
+// CHECK-NEXT:  bubble: 0.1111 of total time
+// CHECK-NEXT:  bubble rate (Zero Bubble's): 0.1111 of the makespan ((L - busiest worker's busy) / L), 0.0000 per stage
+sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.zb_h2 cost <fwd = 1, bwd = 1, bwd_w = 1> {
 }

@@ -181,7 +181,9 @@ void writeReport(llvm::raw_ostream &os, std::vector<Entry> &entries) {
     writeLatency(os, e);
     os << "; bubble " << number(e.stats, "bubble_of_total") << " of total time, "
        << number(e.stats, "bubble_of_ideal") << " of ideal time (Megatron), rate "
-       << number(e.stats, "bubble_rate") << " (Zero Bubble); rho "
+       << number(e.stats, "bubble_rate") << " of the makespan and "
+       << number(e.stats, "stage_bubble_rate")
+       << " per stage (Zero Bubble); rho "
        << number(e.stats, "rho") << ", bound M/S " << number(e.stats, "bound")
        << "</p>\n";
     os << "<table>\n<tr><th>worker</th><th>jobs</th><th>busy</th><th>idle</th>"
