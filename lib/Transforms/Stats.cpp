@@ -220,15 +220,13 @@ static int64_t spanOf(const WorkerStats &w) {
 }
 
 /// The Zero Bubble code's per-stage bubble rate (zb.py: the longest stage
-/// time, first F's start to last W's end): the worker of longest span,
-/// (span - busy) / span.
-static double stageBubbleRate(const StepStats &s) {
-  const WorkerStats *longest = nullptr;
+/// time, first F's start to last W's end): cost = the longest worker span,
+/// less the busiest worker's busy, over that cost.
+static double stageBubbleRate(const StepStats &s, int64_t maxBusy) {
+  int64_t span = 0;
   for (const WorkerStats &w : s.perWorker)
-    if (!longest || spanOf(w) > spanOf(*longest))
-      longest = &w;
-  int64_t span = longest ? spanOf(*longest) : 0;
-  return span > 0 ? double(span - longest->busy) / span : 0;
+    span = std::max(span, spanOf(w));
+  return span > 0 ? double(span - maxBusy) / span : 0;
 }
 
 static Totals totals(const StepStats &s) {
@@ -254,7 +252,7 @@ static Totals totals(const StepStats &s) {
   t.bubbleRate = s.latency > 0
                      ? static_cast<double>(s.latency - t.maxBusy) / s.latency
                      : 0;
-  t.stageBubbleRate = stageBubbleRate(s);
+  t.stageBubbleRate = stageBubbleRate(s, t.maxBusy);
   t.rho = t.latencyUnits > 0
               ? static_cast<double>(s.stages * s.microbatches) /
                     (t.latencyUnits * s.workers)
@@ -294,7 +292,7 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                      t.bubbleOfTotal, t.bubbleOfIdeal);
   os << llvm::format("bubble rate (Zero Bubble's): %.4f of the makespan "
                      "((L - busiest worker's busy) / L), %.4f per stage "
-                     "((longest worker span - its busy) / that span)\n",
+                     "((longest worker span - busiest worker's busy) / that span)\n",
                      t.bubbleRate, t.stageBubbleRate);
   os << llvm::format("traffic: %lld activations and %lld gradients received, "
                      "%lld weight fetches\n",

@@ -52,7 +52,7 @@ sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.fsdp {
 // CHECK-NEXT:       1    16    24     9  0.2727         8          8               0          8                0              1
 // CHECK:       latency: 33 ticks = 11.0000 units
 // CHECK-NEXT:  bubble: 0.2727 of total time (idle / (L*W)), 0.3750 of ideal time (idle / busy, Megatron's (p-1)/m)
-// CHECK-NEXT:  bubble rate (Zero Bubble's): 0.2727 of the makespan ((L - busiest worker's busy) / L), 0.2727 per stage ((longest worker span - its busy) / that span)
+// CHECK-NEXT:  bubble rate (Zero Bubble's): 0.2727 of the makespan ((L - busiest worker's busy) / L), 0.2727 per stage ((longest worker span - busiest worker's busy) / that span)
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.gpipe {
 }
 
