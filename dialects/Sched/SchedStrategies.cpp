@@ -601,6 +601,16 @@ int64_t pipesched::sched::evaluatePlacement(AffineMap map, int64_t s,
   return eval.visit(map.getResult(0));
 }
 
+PlacementTable::PlacementTable(AffineMap map, int64_t numStages) : map(map) {
+  if (map.getResult(0).isFunctionOfDim(1))
+    return; // reads the microbatch: evaluated per job
+  table.resize(size_t(numStages * kDirections));
+  for (int64_t s = 0; s < numStages; ++s)
+    for (int64_t d = 0; d < kDirections; ++d)
+      table[size_t(s * kDirections + d)] =
+          evaluatePlacement(map, s, /*b=*/0, Direction(d));
+}
+
 //===----------------------------------------------------------------------===//
 // Priorities
 //===----------------------------------------------------------------------===//

@@ -28,12 +28,13 @@ static LogicalResult placeJobs(StepOp step) {
   if (failed(scheme))
     return failure();
   int64_t numWorkers = step.getWorkers();
+  PlacementTable compute(scheme->compute, step.getStages()),
+      weights(scheme->weights, step.getStages());
   // Returns the worker `map` gives `job`, or a diagnostic naming the job.
-  auto evaluate = [&](JobOpInterface job, AffineMap map,
+  auto evaluate = [&](JobOpInterface job, const PlacementTable &map,
                       StringRef role) -> FailureOr<int64_t> {
-    int64_t worker = evaluatePlacement(map, job.getStageIndex(),
-                                       job.getMicrobatchIndex(),
-                                       job.getDirection());
+    int64_t worker = map(job.getStageIndex(), job.getMicrobatchIndex(),
+                         job.getDirection());
     if (worker >= 0 && worker < numWorkers)
       return worker;
     return job->emitOpError()
@@ -44,14 +45,14 @@ static LogicalResult placeJobs(StepOp step) {
     auto job = cast<JobOpInterface>(op);
     // A placement written by hand wins.
     if (!job.getComputeWorker()) {
-      FailureOr<int64_t> worker = evaluate(job, scheme->compute, "w_compute");
+      FailureOr<int64_t> worker = evaluate(job, compute, "w_compute");
       if (failed(worker))
         return failure();
       job.setComputeWorker(*worker);
     }
     // A product of the scan, or the loss gradient, uses no weights.
     if (!job.getWeightsWorker() && !isa<LossGradOp, CombineOp>(op)) {
-      FailureOr<int64_t> worker = evaluate(job, scheme->weights, "w_weights");
+      FailureOr<int64_t> worker = evaluate(job, weights, "w_weights");
       if (failed(worker))
         return failure();
       job.setWeightsWorker(*worker);

@@ -198,13 +198,13 @@ std::vector<int32_t> pipesched::candidateWorkers(StepOp spec,
                                                  const SearchCandidate &c) {
   int64_t S = spec.getStages(), B = spec.getMicrobatches();
   int64_t perPair = spec.getJobsPerPair();
-  AffineMap compute = placementMaps(spec, c).first;
+  PlacementTable compute(placementMaps(spec, c).first, S);
   std::vector<int32_t> workers(size_t(S * B * perPair));
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t d = 0; d < perPair; ++d)
-        workers[size_t((s * B + b) * perPair + d)] = int32_t(
-            evaluatePlacement(compute, s, b, Direction(d)));
+        workers[size_t((s * B + b) * perPair + d)] =
+            int32_t(compute(s, b, Direction(d)));
   return workers;
 }
 
@@ -214,15 +214,16 @@ std::vector<int64_t> pipesched::heldWeightBytes(StepOp spec,
           W = spec.getWorkers();
   int64_t perPair = spec.getJobsPerPair();
   int64_t bytes = spec.getCostOrDefault().getWeightBytes();
-  auto [compute, weights] = placementMaps(spec, c);
+  auto [computeMap, weightsMap] = placementMaps(spec, c);
+  PlacementTable compute(computeMap, S), weights(weightsMap, S);
   // (worker, stage) pairs: who owns a replica of what, and who computes
   // what; sets, not a W x S table (W and S may both be large).
   llvm::DenseSet<std::pair<int64_t, int64_t>> owns, computes;
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t d = 0; d < perPair; ++d) {
-        int64_t owner = evaluatePlacement(weights, s, b, Direction(d));
-        int64_t worker = evaluatePlacement(compute, s, b, Direction(d));
+        int64_t owner = weights(s, b, Direction(d));
+        int64_t worker = compute(s, b, Direction(d));
         owns.insert({owner, s});
         if (worker != owner)
           computes.insert({worker, s});

@@ -9,9 +9,12 @@
 #ifndef PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H
 #define PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H
 
-#include "mlir/IR/AffineMap.h"
 #include "pipesched/Dialect/Sched/SchedOps.h"
 #include "pipesched/Scheduling/Priorities.h"
+
+#include "mlir/IR/AffineMap.h"
+
+#include <vector>
 
 namespace pipesched::sched {
 
@@ -46,6 +49,26 @@ mlir::FailureOr<Scheme> resolveScheme(StepOp step);
 /// Evaluates a verified placement map's single result at (s, b, d).
 int64_t evaluatePlacement(mlir::AffineMap map, int64_t s, int64_t b,
                           Direction d);
+
+/// A verified placement map evaluated once per (stage, direction) when it
+/// does not read the microbatch, and per job otherwise. The V placements
+/// are affine sums of W `floordiv` terms: evaluated per job, placing cost
+/// jobs x W; through the table, stages x W.
+class PlacementTable {
+public:
+  PlacementTable(mlir::AffineMap map, int64_t numStages);
+  int64_t operator()(int64_t s, int64_t b, Direction d) const {
+    if (table.empty())
+      return evaluatePlacement(map, s, b, d);
+    return table[size_t(s * kDirections + int64_t(d))];
+  }
+
+private:
+  /// Forward, backward, backward_weight and scan.
+  static constexpr int64_t kDirections = 4;
+  mlir::AffineMap map;
+  std::vector<int64_t> table;
+};
 
 /// A step's priority, resolved: a lexicographic key over (s, b, d, p), or
 /// a static-order generator with its parameters.
