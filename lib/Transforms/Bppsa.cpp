@@ -8,6 +8,7 @@
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -249,8 +250,9 @@ LogicalResult SchedBppsa::checkJobCount(StepOp step,
 
 void SchedBppsa::runOnOperation() {
   StepOp step = getOperation();
-  if (step.isSpec())
-    return;
+  if (failed(requireJobs(step, "--sched-bppsa",
+                         "--sched-expand and --sched-place")))
+    return signalPassFailure();
   if (llvm::any_of(step.getBody().front(), [](Operation &op) {
         return cast<JobOpInterface>(op).getDirection() == Direction::Scan;
       }))

@@ -9,6 +9,7 @@
 #include "pipesched/Transforms/CommProblem.h"
 
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -238,6 +239,8 @@ void SchedLowerRanks::runOnOperation() {
   SmallVector<ProgramOp> programs;
   collectStepsAndPrograms(getOperation(), steps, programs);
   for (StepOp step : steps)
-    if (!step.isSpec() && !lowerStep(step, prefetchDepth, verifyPlan))
+    if (failed(requireJobs(step, "--sched-lower-ranks",
+                           "--pipeline-schedule")) ||
+        !lowerStep(step, prefetchDepth, verifyPlan))
       return signalPassFailure();
 }

@@ -160,7 +160,8 @@ namespace {
 struct SchedPlace : pipesched::impl::SchedPlaceBase<SchedPlace> {
   void runOnOperation() override {
     StepOp step = getOperation();
-    if (!step.isSpec() && failed(placeStep(step)))
+    if (failed(requireJobs(step, "--sched-place", "--sched-expand")) ||
+        failed(placeStep(step)))
       signalPassFailure();
   }
 };

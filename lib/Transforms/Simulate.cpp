@@ -238,8 +238,9 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
 
 void SchedSimulate::runOnOperation() {
   StepOp step = getOperation();
-  if (step.isSpec())
-    return;
+  if (failed(requireJobs(step, "--sched-simulate",
+                         "--sched-expand and --sched-place")))
+    return signalPassFailure();
   SimulationOverrides overrides{transferTime, memoryCap, memoryCapBytes,
                                 noMemoryCap, reorder};
   SimulationInput jobs;

@@ -12,6 +12,7 @@
 #include "pipesched/Scheduling/ListScheduler.h"
 #include "pipesched/Scheduling/Saturating.h"
 #include "pipesched/Transforms/Passes.h"
+#include "pipesched/Transforms/StepPhases.h"
 #include "pipesched/Transforms/SearchSpace.h"
 #include "pipesched/Transforms/StepStats.h"
 
@@ -437,8 +438,10 @@ void SchedStats::runOnOperation() {
   }
   llvm::json::Array steps;
   for (StepOp step : stepOps) {
-    if (step.isSpec())
-      continue;
+    if (failed(requireJobs(step, "--sched-stats",
+                           "--sched-expand, --sched-place and "
+                           "--sched-simulate")))
+      return signalPassFailure();
     FailureOr<StepStats> stats = collect(step);
     if (failed(stats))
       return signalPassFailure();

@@ -19,3 +19,16 @@
 // The pipeline takes every option of its passes.
 // RUN: not pipeline-opt %examples/1f1b.mlir --pipeline-lower="max-jobs=2" 2>&1 | FileCheck %s --check-prefix=MAXJOBS
 // MAXJOBS: error: 'sched.step' op would expand into 64 jobs, more than max-jobs = 2
+
+// A step pass given a spec (no jobs yet) names the passes to run first,
+// never exits 0 having done nothing.
+// RUN: not pipeline-opt %S/../../examples/1f1b.mlir --sched-place 2>&1 | FileCheck %s --check-prefix=SPEC-PLACE
+// SPEC-PLACE: error: 'sched.step' op has no jobs yet: --sched-place needs --sched-expand first
+// RUN: not pipeline-opt %S/../../examples/1f1b.mlir --sched-simulate --sched-stats 2>&1 | FileCheck %s --check-prefix=SPEC-SIMULATE
+// SPEC-SIMULATE: error: 'sched.step' op has no jobs yet: --sched-simulate needs --sched-expand and --sched-place first
+// RUN: not pipeline-opt %S/../../examples/1f1b.mlir --sched-stats 2>&1 | FileCheck %s --check-prefix=SPEC-STATS
+// SPEC-STATS: error: 'sched.step' op has no jobs yet: --sched-stats needs --sched-expand, --sched-place and --sched-simulate first
+// RUN: not pipeline-opt %S/../../examples/1f1b.mlir --sched-bppsa 2>&1 | FileCheck %s --check-prefix=SPEC-BPPSA
+// SPEC-BPPSA: error: 'sched.step' op has no jobs yet: --sched-bppsa needs --sched-expand and --sched-place first
+// RUN: not pipeline-opt %S/../../examples/1f1b.mlir --sched-lower-ranks 2>&1 | FileCheck %s --check-prefix=SPEC-LOWER
+// SPEC-LOWER: error: 'sched.step' op has no jobs yet: --sched-lower-ranks needs --pipeline-schedule first

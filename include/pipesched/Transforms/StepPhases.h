@@ -18,6 +18,17 @@
 
 namespace pipesched {
 
+/// A step pass given a spec (a step without jobs) is an error that names
+/// the passes to run first, never a silent exit 0.
+inline llvm::LogicalResult requireJobs(sched::StepOp step,
+                                       llvm::StringRef pass,
+                                       llvm::StringRef runFirst) {
+  if (!step.isSpec())
+    return llvm::success();
+  return step.emitOpError() << "has no jobs yet: " << pass << " needs "
+                            << runFirst << " first";
+}
+
 /// --sched-partition on a spec: groups the file's layers into the step's S
 /// stages (`method`; within `memoryLimitBytes` per stage when > 0) and
 /// writes the per-stage cost and `layers`. Errors name `fileName`.
