@@ -76,6 +76,7 @@ static LogicalResult writeStaticOrder(StepOp step,
   shape.forwardCost = cost.getDuration(0, Direction::Forward);
   shape.inputCost = cost.getDuration(0, Direction::Backward);
   shape.weightCost = cost.getDuration(0, Direction::BackwardWeight);
+  shape.commCost = cost.getTransfer();
   if (std::string error = sim::checkStaticOrder(*priority.order, shape);
       !error.empty())
     return step.emitOpError() << "priority cannot be generated: " << error;

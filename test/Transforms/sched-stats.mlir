@@ -209,3 +209,15 @@ sched.step stages = 8, microbatches = 10, workers = 4 strategy #sched.dualpipev 
 // CHECK-NEXT:  bubble rate (Zero Bubble's): 0.1111 of the makespan ((L - busiest worker's busy) / L), 0.0000 per stage
 sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.zb_h2 cost <fwd = 1, bwd = 1, bwd_w = 1> {
 }
+
+// -----
+
+// ZB-2p ordered with the step's transfer time, as the repository's
+// scheduler is (its cost_comm): at transfer = 8 the order reaches 422
+// ticks, 0.1220 per stage, where the same greedy ordered as if transfers
+// were free and then simulated with them reached 432 and 0.1346.
+// CHECK-LABEL: sched.step stages = 4, microbatches = 12, workers = 4
+// CHECK:       latency: 422 ticks
+// CHECK:       bubble rate (Zero Bubble's): 0.1469 of the makespan ((L - busiest worker's busy) / L), 0.1220 per stage
+sched.step stages = 4, microbatches = 12, workers = 4 strategy #sched.zb_h2 cost <fwd = 10, bwd = 10, bwd_w = 10, transfer = 8> {
+}

@@ -102,6 +102,9 @@ struct OrderShape {
   /// Durations of a forward, an input half and a weight half (greedy
   /// orders depend on them).
   int64_t forwardCost = 1, inputCost = 1, weightCost = 1;
+  /// A transfer between neighbouring stages (the cost's `transfer`): the
+  /// Zero Bubble greedy times its placements with it.
+  int64_t commCost = 0;
 };
 
 /// Each worker's jobs, first to last.
