@@ -15,7 +15,17 @@
 namespace pipesched {
 
 /// Options of `pipeline-lower` (typed; `--pipeline-lower="transfer-time=2"`).
-/// Every option of every pass of the pipeline, under the pass's own name.
+/// Under the pass's own name: every option of --sched-partition (`layers`,
+/// `memory-limit-bytes`, `partition`), --sched-calibrate (`costs`),
+/// --sched-expand (`max-jobs`) and --sched-simulate (`transfer-time`,
+/// `memory-cap`, `memory-cap-bytes`, `reorder`, `no-memory-cap`), and
+/// --sched-lower-ranks's `prefetch-depth`. Renamed: --sched-bppsa's `width`
+/// is `bppsa-width` (0, the default, leaves the pass out), and
+/// --sched-lower-ranks's `verify-plan` is `verify`, which also adds
+/// --sched-verify-deadlock-free. Shared: `max-jobs` goes to --sched-expand
+/// and --sched-bppsa alike. Not exposed: --sched-bppsa's `rows`, `layers`,
+/// `form`, `band`, `placement` and `macs-per-unit` (they keep their
+/// defaults), and --sched-verify-phase's `phase` (set by the pipeline).
 struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
   Option<std::string> layers{
       *this, "layers",
@@ -81,10 +91,11 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
       llvm::cl::init(true)};
 };
 
-/// Phase 1 (`pipeline-schedule`): expand, place and simulate every
-/// `sched.step`, then --sched-verify-phase=phase=scheduled. Reads the
-/// expand and simulate options; with `layers`, --sched-partition first
-/// (then `costs`' --sched-calibrate, which replaces the per-stage times).
+/// Phase 1 (`pipeline-schedule`), on every `sched.step`: --sched-partition
+/// (with `layers`), --sched-calibrate (with `costs`, which replaces the
+/// per-stage times), --sched-expand, --sched-place, --sched-bppsa (with
+/// `bppsa-width` > 0) and --sched-simulate, in that order; then
+/// --sched-verify-phase=phase=scheduled on the module.
 void buildSchedulePipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
 /// Phase 2 (`pipeline-ranks`): every simulated step becomes a
@@ -93,9 +104,8 @@ void buildSchedulePipeline(mlir::OpPassManager &pm, const LowerOptions &options)
 /// --sched-verify-deadlock-free. Reads `prefetch-depth` and `verify`.
 void buildRanksPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
-/// Both phases. Phase 1 on every `sched.step` (expand, place, simulate), phase 2 on the
-/// module (lower-ranks: steps become `sched.program`s, and unless disabled
-/// verify-deadlock-free). `pm` runs on a builtin.module.
+/// Both phases: buildSchedulePipeline then buildRanksPipeline. `pm` runs
+/// on a builtin.module.
 void buildLowerPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
 /// Registers `pipeline-schedule`, `pipeline-ranks` and `pipeline-lower`.
