@@ -102,72 +102,75 @@ groupOverlappedPairs(StepOp step, MutableArrayRef<JobOpInterface> ops, bool spli
   return group;
 }
 
-LogicalResult pipesched::buildSimulationInput(StepOp step,
-                                              const SimulationOverrides &o,
-                                              SimulationInput &jobs) {
-  sim::JobGraph &graph = jobs.graph;
-  sim::SimulationOptions &options = jobs.options;
-  int64_t transferTime = o.transferTime, memoryCap = o.memoryCap,
-          memoryCapBytes = o.memoryCapBytes;
-  bool noMemoryCap = o.noMemoryCap, reorder = o.reorder;
-  if (transferTime < -1 || memoryCap < 0 || memoryCapBytes < 0)
+namespace {
+/// Which cap the simulation keeps: the options win over the step's `cap`.
+struct CapChoice {
+  MemoryCapAttr stepCap; ///< the step's, unless an option overrides it
+  bool inBytes = false;  ///< the cap counts bytes (`act` per activation)
+};
+
+/// Every job of `step`, each with a compute worker; `allOrdered` when every
+/// job also has an order index.
+struct PlacedJobs {
+  SmallVector<JobOpInterface> ops;
+  bool allOrdered = true;
+};
+} // namespace
+
+static FailureOr<CapChoice> chooseCap(StepOp step,
+                                      const SimulationOverrides &o) {
+  if (o.transferTime < -1 || o.memoryCap < 0 || o.memoryCapBytes < 0)
     return step.emitOpError()
            << "--sched-simulate needs transfer-time >= -1 (-1: the cost's), "
               "memory-cap >= 0 and memory-cap-bytes >= 0 (0: none given), got "
-           << transferTime << ", " << memoryCap << " and " << memoryCapBytes;
-  int64_t S = step.getStages(), W = step.getWorkers();
-  CostAttr cost = step.getCostOrDefault();
-  ResolvedPriority priority = resolvePriority(step);
-  bool split = cost.isSplitBackward();
-
-  // The cap: the options win over the step's `cap`.
-  MemoryCapAttr stepCap = step.getMemoryCapAttr();
-  if (stepCap && (noMemoryCap || memoryCap > 0 || memoryCapBytes > 0 ||
-                  stepCap.isNone()))
-    stepCap = {};
-  bool useBytes =
-      memoryCapBytes > 0 || (memoryCap == 0 && stepCap && stepCap.getInBytes());
-  int64_t actBytes = cost.getActBytes();
-  if (useBytes && actBytes == 0)
+           << o.transferTime << ", " << o.memoryCap << " and "
+           << o.memoryCapBytes;
+  CapChoice cap;
+  cap.stepCap = step.getMemoryCapAttr();
+  if (cap.stepCap && (o.noMemoryCap || o.memoryCap > 0 ||
+                      o.memoryCapBytes > 0 || cap.stepCap.isNone()))
+    cap.stepCap = {};
+  cap.inBytes = o.memoryCapBytes > 0 ||
+                (o.memoryCap == 0 && cap.stepCap && cap.stepCap.getInBytes());
+  if (cap.inBytes && step.getCostOrDefault().getActBytes() == 0)
     return step.emitOpError("a cap in bytes needs the cost's 'act' size");
+  return cap;
+}
 
-  SmallVector<JobOpInterface> ops;
-  ops.reserve(step.getBody().front().getOperations().size());
-  bool allOrdered = true;
+static FailureOr<PlacedJobs> collectPlacedJobs(StepOp step) {
+  PlacedJobs placed;
+  placed.ops.reserve(step.getBody().front().getOperations().size());
   for (Operation &op : step.getBody().front()) {
     auto job = cast<JobOpInterface>(op);
     if (!job.getComputeWorker())
       return job->emitOpError()
              << describeJob(job)
              << " has no compute worker: run --sched-place first";
-    allOrdered &= job.getOrderIndex().has_value();
-    ops.push_back(job);
+    placed.allOrdered &= job.getOrderIndex().has_value();
+    placed.ops.push_back(job);
   }
-  bool replay = allOrdered && !reorder && !ops.empty();
-  FailureOr<SmallVector<uint32_t>> group =
-      groupOverlappedPairs(step, ops, split, replay, jobs);
-  if (failed(group))
-    return failure();
-  llvm::DenseMap<Operation *, uint32_t> groupOf;
-  groupOf.reserve(ops.size());
-  for (auto [i, job] : llvm::enumerate(ops))
-    groupOf[job.getOperation()] = (*group)[i];
+  return placed;
+}
 
+/// One simulation job per group of `jobs.members`: worker, duration,
+/// memory, predecessors, and its priority key row appended to `keys`.
+static void addSimulationJobs(StepOp step, const ResolvedPriority &priority,
+                              const CapChoice &cap,
+                              const llvm::DenseMap<Operation *, uint32_t> &groupOf,
+                              SimulationInput &jobs,
+                              std::vector<int64_t> &keys) {
+  CostAttr cost = step.getCostOrDefault();
+  bool split = cost.isSplitBackward();
+  int64_t actBytes = cost.getActBytes();
   // The forward (s, b) whose activation a backward (or, when split, its
   // weight-gradient job) frees.
   llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
-  for (JobOpInterface job : ops)
+  for (const auto &[op, id] : groupOf) {
+    auto job = cast<JobOpInterface>(op);
     if (job.getDirection() == Direction::Forward)
-      forwardOf[{job.getStageIndex(), job.getMicrobatchIndex()}] =
-          groupOf.lookup(job.getOperation());
-
-  // Key rows of every simulation job (its leader's key), ranked below.
-  size_t keyWidth = priority.key ? priority.key.getNumResults() : 1;
-  std::vector<int64_t> keys;
-  keys.reserve(jobs.members.size() * keyWidth);
+      forwardOf[{job.getStageIndex(), job.getMicrobatchIndex()}] = id;
+  }
   SmallVector<int64_t, 4> row;
-  graph.numWorkers = W;
-  graph.predBegin.assign(1, 0);
   std::vector<uint32_t> preds;
   for (auto [id, members] : llvm::enumerate(jobs.members)) {
     JobOpInterface lead = members.front();
@@ -181,7 +184,7 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
             : cost.getOverlapDuration(s, members[1].getStageIndex());
     row.clear();
     if (priority.key)
-      evaluatePriorityKey(priority.key, S, s, b, d, row);
+      evaluatePriorityKey(priority.key, step.getStages(), s, b, d, row);
     else // A static order ranks jobs by their place in it.
       row.push_back(lead.getOrderIndex().value_or(0));
     keys.insert(keys.end(), row.begin(), row.end());
@@ -189,11 +192,11 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
     for (JobOpInterface member : members) {
       Direction md = member.getDirection();
       if (md == Direction::Forward) {
-        simJob.acquire = useBytes ? actBytes : 1;
+        simJob.acquire = cap.inBytes ? actBytes : 1;
         simJob.acquireBytes = actBytes;
       }
-      bool freesActivation =
-          (md == Direction::Backward && !split) || md == Direction::BackwardWeight;
+      bool freesActivation = (md == Direction::Backward && !split) ||
+                             md == Direction::BackwardWeight;
       if (freesActivation) {
         auto it = forwardOf.find(
             {member.getStageIndex(), member.getMicrobatchIndex()});
@@ -204,35 +207,77 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
           if (uint32_t p = groupOf.lookup(producer); p != uint32_t(id))
             preds.push_back(p);
     }
-    graph.addJob(simJob, preds);
+    jobs.graph.addJob(simJob, preds);
   }
+}
 
-  std::vector<int64_t> ranks = sim::rankKeys(keys, keyWidth);
-  for (auto [id, rank] : llvm::enumerate(ranks))
-    graph.jobs[id].priority = rank;
-
-  options.transferTime = transferTime >= 0 ? int64_t(transferTime)
-                                           : step.getCostOrDefault().getTransfer();
-  if (memoryCapBytes > 0) {
-    options.memoryCap.assign(W, memoryCapBytes);
-  } else if (memoryCap > 0) {
-    options.memoryCap.assign(W, memoryCap);
-  } else if (stepCap) {
-    SmallVector<int64_t> caps = stepCap.perWorker(W);
+/// The per-worker caps: a byte or unit option for every worker, else the
+/// step's own `cap`.
+static void setMemoryCaps(const SimulationOverrides &o, const CapChoice &cap,
+                          int64_t numWorkers, sim::SimulationOptions &options) {
+  if (o.memoryCapBytes > 0) {
+    options.memoryCap.assign(numWorkers, o.memoryCapBytes);
+  } else if (o.memoryCap > 0) {
+    options.memoryCap.assign(numWorkers, o.memoryCap);
+  } else if (cap.stepCap) {
+    SmallVector<int64_t> caps = cap.stepCap.perWorker(numWorkers);
     options.memoryCap.assign(caps.begin(), caps.end());
   }
+}
 
-  // Replay an explicit order (an imported schedule) unless asked not to.
-  if (replay) {
-    graph.order.assign(W, {});
-    for (auto [id, members] : llvm::enumerate(jobs.members))
-      graph.order[*members.front().getComputeWorker()].push_back(uint32_t(id));
-    for (auto &list : graph.order)
-      llvm::sort(list, [&](uint32_t a, uint32_t b) {
-        return *jobs.members[a].front().getOrderIndex() <
-               *jobs.members[b].front().getOrderIndex();
-      });
-  }
+/// Replays an explicit order (an imported schedule): each worker's jobs by
+/// their order index.
+static void setExplicitOrder(SimulationInput &jobs, int64_t numWorkers) {
+  sim::JobGraph &graph = jobs.graph;
+  graph.order.assign(numWorkers, {});
+  for (auto [id, members] : llvm::enumerate(jobs.members))
+    graph.order[*members.front().getComputeWorker()].push_back(uint32_t(id));
+  for (auto &list : graph.order)
+    llvm::sort(list, [&](uint32_t a, uint32_t b) {
+      return *jobs.members[a].front().getOrderIndex() <
+             *jobs.members[b].front().getOrderIndex();
+    });
+}
+
+LogicalResult pipesched::buildSimulationInput(StepOp step,
+                                              const SimulationOverrides &o,
+                                              SimulationInput &jobs) {
+  FailureOr<CapChoice> cap = chooseCap(step, o);
+  if (failed(cap))
+    return failure();
+  FailureOr<PlacedJobs> placed = collectPlacedJobs(step);
+  if (failed(placed))
+    return failure();
+  bool split = step.getCostOrDefault().isSplitBackward();
+  bool replay = placed->allOrdered && !o.reorder && !placed->ops.empty();
+  FailureOr<SmallVector<uint32_t>> group =
+      groupOverlappedPairs(step, placed->ops, split, replay, jobs);
+  if (failed(group))
+    return failure();
+  llvm::DenseMap<Operation *, uint32_t> groupOf;
+  groupOf.reserve(placed->ops.size());
+  for (auto [i, job] : llvm::enumerate(placed->ops))
+    groupOf[job.getOperation()] = (*group)[i];
+
+  // Key rows of every simulation job (its leader's key), ranked below.
+  ResolvedPriority priority = resolvePriority(step);
+  size_t keyWidth = priority.key ? priority.key.getNumResults() : 1;
+  std::vector<int64_t> keys;
+  keys.reserve(jobs.members.size() * keyWidth);
+  int64_t W = step.getWorkers();
+  jobs.graph.numWorkers = W;
+  jobs.graph.predBegin.assign(1, 0);
+  addSimulationJobs(step, priority, *cap, groupOf, jobs, keys);
+  std::vector<int64_t> ranks = sim::rankKeys(keys, keyWidth);
+  for (auto [id, rank] : llvm::enumerate(ranks))
+    jobs.graph.jobs[id].priority = rank;
+
+  jobs.options.transferTime = o.transferTime >= 0
+                                  ? o.transferTime
+                                  : step.getCostOrDefault().getTransfer();
+  setMemoryCaps(o, *cap, W, jobs.options);
+  if (replay)
+    setExplicitOrder(jobs, W);
   return success();
 }
 
