@@ -81,31 +81,10 @@ struct SchedStats : pipesched::impl::SchedStatsBase<SchedStats> {
 };
 } // namespace
 
-/// Collects the figures of one simulated step; fails with a diagnostic.
-static FailureOr<StepStats> collect(StepOp step) {
-  StepStats stats;
-  stats.stages = step.getStages();
-  stats.microbatches = step.getMicrobatches();
-  stats.workers = step.getWorkers();
-  stats.perWorker.resize(stats.workers);
-  CostAttr cost = step.getCostOrDefault();
-  stats.cost = cost;
-  double sweep = 0;
-  for (int64_t s = 0; s < stats.stages; ++s)
-    for (Direction d : {Direction::Forward, Direction::Backward,
-                        Direction::BackwardWeight})
-      sweep += cost.getDuration(s, d);
-  stats.unit = sweep / stats.stages;
-
-  // Every job's placement and times, read once: the same conversion the
-  // lowering plans from, so the traffic below is what it will send.
-  FailureOr<StepCommProblem> input =
-      buildCommProblem(step, /*prefetchDepth=*/1);
-  if (failed(input))
-    return failure();
-  const scheduling::CommProblem &problem = input->problem;
-  if (std::string error = problem.check(); !error.empty())
-    return step.emitOpError() << "cannot plan communication: " << error;
+/// Busy time, span, job count and owned weights per worker, and the
+/// latency, from the jobs as planned.
+static void collectJobs(const scheduling::CommProblem &problem,
+                        StepStats &stats) {
   llvm::DenseSet<std::pair<int64_t, int64_t>> owned;
   for (const scheduling::PlannedJob &p : problem.jobs) {
     WorkerStats &w = stats.perWorker[p.worker];
@@ -117,34 +96,37 @@ static FailureOr<StepStats> collect(StepOp step) {
     if (owned.insert({p.owner, p.stage}).second)
       ++stats.perWorker[p.owner].weightsOwned;
   }
+}
 
-  stats.scan = step->getAttrOfType<DictionaryAttr>("sched.bppsa");
-  bool ownDurations = llvm::any_of(
-      step.getBody().front().getOps<JobOpInterface>(),
-      [](JobOpInterface job) { return job.getExplicitDuration().has_value(); });
-  std::optional<scheduling::SearchProblem> boundProblem;
-  if (!stats.scan && !ownDurations)
-    boundProblem = buildSearchProblem(step);
-  if (stats.scan) {
-    std::vector<std::pair<int64_t, int64_t>> span(
-        size_t(stats.microbatches), {INT64_MAX, 0});
-    for (const scheduling::PlannedJob &p : problem.jobs) {
-      if (p.direction != scheduling::Direction::Scan &&
-          p.direction != scheduling::Direction::BackwardWeight)
-        continue;
-      auto &[first, last] = span[size_t(p.microbatch)];
-      first = std::min(first, p.start);
-      last = std::max(last, p.end);
-    }
-    for (auto [first, last] : span)
-      if (first <= last)
-        stats.backwardSpan = std::max(stats.backwardSpan, last - first);
+/// A scanned step: the longest simulated backward of any microbatch, its
+/// first scan job's start to its last weight gradient's end.
+static int64_t longestBackward(const scheduling::CommProblem &problem,
+                               int64_t numMicrobatches) {
+  std::vector<std::pair<int64_t, int64_t>> span(size_t(numMicrobatches),
+                                                {INT64_MAX, 0});
+  for (const scheduling::PlannedJob &p : problem.jobs) {
+    if (p.direction != scheduling::Direction::Scan &&
+        p.direction != scheduling::Direction::BackwardWeight)
+      continue;
+    auto &[first, last] = span[size_t(p.microbatch)];
+    first = std::min(first, p.start);
+    last = std::max(last, p.end);
   }
+  int64_t longest = 0;
+  for (auto [first, last] : span)
+    if (first <= last)
+      longest = std::max(longest, last - first);
+  return longest;
+}
 
+/// What the lowered programs would move, and their replayed time.
+static LogicalResult collectTraffic(StepOp step, const StepCommProblem &input,
+                                    StepStats &stats) {
+  const scheduling::CommProblem &problem = input.problem;
   scheduling::CommPlan plan = scheduling::planCommunication(problem);
   scheduling::Traffic traffic = scheduling::accountTraffic(problem, plan);
   // The rank programs' own time (rendezvous transfers), as lowered.
-  FailureOr<int64_t> replayed = replayRankPrograms(step, *input, plan);
+  FailureOr<int64_t> replayed = replayRankPrograms(step, input, plan);
   if (failed(replayed))
     return failure();
   stats.replayed = *replayed;
@@ -158,10 +140,15 @@ static FailureOr<StepStats> collect(StepOp step) {
     ws.tiedBytes = traffic.tiedBytes[w];
   }
   stats.tied = !problem.tiedGroups.empty();
+  return success();
+}
 
-  // Live activations through the scheduler's accounting: a forward's input
-  // is live on its worker from its start until the job that consumes it
-  // last (the backward, or its weight-gradient half) ends.
+/// Live activations through the scheduler's accounting: a forward's input
+/// is live on its worker from its start until the job that consumes it
+/// last (the backward, or its weight-gradient half) ends. Returns the
+/// largest peak.
+static int64_t collectLiveMemory(const scheduling::CommProblem &problem,
+                                 CostAttr cost, StepStats &stats) {
   using scheduling::Direction;
   Direction lastUse = problem.gradientJob;
   llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
@@ -194,12 +181,54 @@ static FailureOr<StepStats> collect(StepOp step) {
     w.peakLiveBytes = live.peakBytes[worker];
     peak = std::max(peak, w.peakLive);
   }
+  return peak;
+}
+
+/// Collects the figures of one simulated step; fails with a diagnostic.
+static FailureOr<StepStats> collect(StepOp step) {
+  StepStats stats;
+  stats.stages = step.getStages();
+  stats.microbatches = step.getMicrobatches();
+  stats.workers = step.getWorkers();
+  stats.perWorker.resize(stats.workers);
+  CostAttr cost = step.getCostOrDefault();
+  stats.cost = cost;
+  double sweep = 0;
+  for (int64_t s = 0; s < stats.stages; ++s)
+    for (Direction d : {Direction::Forward, Direction::Backward,
+                        Direction::BackwardWeight})
+      sweep += cost.getDuration(s, d);
+  stats.unit = sweep / stats.stages;
+
+  // Every job's placement and times, read once: the same conversion the
+  // lowering plans from, so the traffic below is what it will send.
+  FailureOr<StepCommProblem> input =
+      buildCommProblem(step, /*prefetchDepth=*/1);
+  if (failed(input))
+    return failure();
+  const scheduling::CommProblem &problem = input->problem;
+  if (std::string error = problem.check(); !error.empty())
+    return step.emitOpError() << "cannot plan communication: " << error;
+  collectJobs(problem, stats);
+
+  stats.scan = step->getAttrOfType<DictionaryAttr>("sched.bppsa");
+  if (stats.scan)
+    stats.backwardSpan = longestBackward(problem, stats.microbatches);
+  if (failed(collectTraffic(step, *input, stats)))
+    return failure();
+  int64_t peak = collectLiveMemory(problem, cost, stats);
+
   // The bound at the schedule's own peak: no schedule keeping at most that
-  // many activations per worker is faster.
-  if (boundProblem) {
-    boundProblem->memoryLimit = peak > 0 ? peak : -1;
-    if (boundProblem->check().empty())
-      stats.lowerBound = scheduling::computeLowerBound(*boundProblem);
+  // many activations per worker is faster. None for a scanned step or one
+  // whose jobs carry their own durations (the bound reads the cost).
+  bool ownDurations = llvm::any_of(
+      step.getBody().front().getOps<JobOpInterface>(),
+      [](JobOpInterface job) { return job.getExplicitDuration().has_value(); });
+  if (!stats.scan && !ownDurations) {
+    scheduling::SearchProblem boundProblem = buildSearchProblem(step);
+    boundProblem.memoryLimit = peak > 0 ? peak : -1;
+    if (boundProblem.check().empty())
+      stats.lowerBound = scheduling::computeLowerBound(boundProblem);
   }
   return stats;
 }
