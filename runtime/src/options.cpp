@@ -1,11 +1,15 @@
 #include "options.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <utility>
 
 namespace pipesched::runtime {
 
@@ -88,6 +92,73 @@ bool parseDouble(const std::string &s, double &out) {
     return false;
   out = v;
   return true;
+}
+
+// Which file a path names, to tell whether two paths name one file: its
+// device and inode when it exists (links and "./" included); else its
+// directory's and its name; else the path itself.
+struct FileKey {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+  bool operator==(const FileKey &k) const {
+    return dev == k.dev && ino == k.ino && name == k.name;
+  }
+};
+
+std::string directoryOf(const std::string &path) {
+  const size_t slash = path.find_last_not_of('/') == std::string::npos
+                           ? std::string::npos
+                           : path.rfind('/', path.find_last_not_of('/'));
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+FileKey fileKey(const std::string &path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0)
+    return {st.st_dev, st.st_ino, ""};
+  const std::string dir = directoryOf(path);
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (stat(dir.c_str(), &st) == 0)
+    return {st.st_dev, st.st_ino, name};
+  return {0, 0, path};
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// An output that is an input (the program, a file of a per-rank program's
+// directory, the model library) or another output would be overwritten by
+// the run: "" or why.
+std::string outputClash(const Options &o) {
+  const std::pair<const char *, const std::string *> outputs[] = {
+      {"--timeline", &o.timeline}, {"--trace", &o.trace}, {"--profile", &o.profile}};
+  const auto quoted = [](const std::string &s) { return "'" + s + "'"; };
+  const std::string sameFile = " (an output must not overwrite an input)";
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const auto &[name, path] = outputs[i];
+    if (path->empty())
+      continue;
+    const FileKey key = fileKey(*path);
+    const std::string what = std::string(name) + " " + quoted(*path);
+    if (!o.program.empty() && key == fileKey(o.program))
+      return what + " is the program" + sameFile;
+    if (!o.program.empty() && isDirectory(o.program) &&
+        fileKey(directoryOf(*path)) == fileKey(o.program))
+      return what + " is inside the per-rank program's directory " + quoted(o.program) +
+             sameFile;
+    if (!o.modelLib.empty() && key == fileKey(o.modelLib))
+      return what + " is the --model-lib library" + sameFile;
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second->empty() && key == fileKey(*outputs[j].second))
+        return std::string(outputs[j].first) + " " + quoted(*outputs[j].second) +
+               " and " + what + " name the same file (each output needs its own)";
+  }
+  return "";
 }
 
 } // namespace
@@ -244,6 +315,8 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
     return "--hidden and --layers-per-stage make a stage of more than 2^30 parameters";
   if (o.batch * o.hidden > int64_t(1) << 30)
     return "--batch x --hidden is more than 2^30 floats per tensor";
+  if (std::string clash = outputClash(o); !clash.empty())
+    return clash;
   return std::nullopt;
 }
 

@@ -171,6 +171,24 @@ std::optional<std::string> parse(std::vector<const char *> args, Options &o) {
   return parseOptions(int(args.size()), const_cast<char **>(args.data()), o);
 }
 
+// An output that is an input, or another output, is refused at parsing.
+TEST(Options, OutputsAreNotInputs) {
+  auto error = [](std::vector<const char *> args) {
+    Options fresh;
+    return parse(std::move(args), fresh).value_or("(accepted)");
+  };
+  const std::string program = std::string(PIPESCHED_TEST_PROGRAMS) + "/gpipe-2.json";
+  EXPECT_EQ(error({program.c_str(), "--trace", program.c_str()}),
+            "--trace '" + program + "' is the program (an output must not overwrite an input)");
+  EXPECT_EQ(error({"p.json", "--trace", "out.json", "--timeline", "./out.json"}),
+            "--timeline './out.json' and --trace 'out.json' name the same file (each output "
+            "needs its own)");
+  EXPECT_EQ(error({"p.json", "--profile", "m.so", "--model-lib", "m.so"}),
+            "--profile 'm.so' is the --model-lib library (an output must not overwrite an "
+            "input)");
+  EXPECT_EQ(error({"p.json", "--trace", "a.json", "--timeline", "b.csv"}), "(accepted)");
+}
+
 TEST(Options, Parses) {
   Options o;
   EXPECT_FALSE(parse({"p.json", "--hidden", "32", "--optimizer=adam", "--verify"}, o));
