@@ -1060,7 +1060,7 @@ Program loadPerRank(const std::string &dir, const std::string &indexPath,
   Program p = loader.loadIndex(index, dir);
   p.source = dir;
   p.perRank = true;
-  p.indexCrc32 = crc32Of(bytes);
+  p.crc32 = crc32Of(bytes);
   if (rank >= p.workers) // a run checks its world size first
     throw ProgramError(indexPath + ": the program is for " + std::to_string(p.workers) +
                        " ranks, not rank " + std::to_string(rank));
@@ -1108,8 +1108,11 @@ Program loadProgram(const std::string &path, int worldSize, int rank) {
     const bool index = !dir.empty() ||
                        (doc.is_object() && doc.contains(std::string(schema::layout::kLayout)) &&
                         !doc.contains(std::string(schema::top::kRanks)));
-    if (!index)
-      return Loader(path, worldSize).load(doc);
+    if (!index) {
+      Program p = Loader(path, worldSize).load(doc);
+      p.crc32 = crc32Of(bytes);
+      return p;
+    }
     if (dir.empty()) { // the index file itself names its directory
       const size_t slash = path.rfind('/');
       dir = slash == std::string::npos ? "." : path.substr(0, slash);

@@ -132,18 +132,19 @@ std::string scannedSupport(const Options &o) {
   return "";
 }
 
-// Whether every rank read the same per-rank index (or every rank a single
-// document): each checked its own file against its index, so one index
-// binds all the files. A single document counts as 2^32, no CRC-32.
-bool sameIndex(const Program &program, int rank, double timeout) {
-  const long long mine = program.perRank ? (long long)program.indexCrc32 : 1ll << 32;
+// Whether every rank read the same bytes: the same per-rank index (each
+// checked its own file against its index, so one index binds all the
+// files) or the same single document (a stale copy on one node differs).
+// A single document's CRC-32 counts from 2^32, above any index's.
+bool samePrograms(const Program &program, int rank, double timeout) {
+  const long long mine = (program.perRank ? 0 : 1ll << 32) | program.crc32;
   long long lo = 0, hi = 0;
-  if (sameOnEveryRank(mine, rank, timeout, "compare their program's index", lo, hi))
+  if (sameOnEveryRank(mine, rank, timeout, "compare the programs they read", lo, hi))
     return true;
   if (rank == 0) {
     auto name = [](long long v) {
-      return v == 1ll << 32 ? std::string("a single document")
-                            : "an index of CRC-32 " + hex32(uint32_t(v));
+      return (v >> 32 ? "a single document of CRC-32 " : "an index of CRC-32 ") +
+             hex32(uint32_t(v));
     };
     std::fprintf(stderr,
                  "pipeline-run: the ranks read different programs: %s and %s (every "
@@ -391,6 +392,16 @@ std::string loadAndValidate(const Options &o, int rank, int size, Program &progr
   return error;
 }
 
+// The program of the run, as every rank agrees: each loaded and validated
+// what it reads, and all read the same bytes. False when a rank refused it
+// (said once). --check stops after the first step.
+bool loadEverywhere(const Options &o, int rank, int size, Program &program) {
+  std::string error = loadAndValidate(o, rank, size, program);
+  if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
+    return false;
+  return o.check || samePrograms(program, rank, o.timeout);
+}
+
 int run(int argc, char **argv, int rank, int size) {
   Options o;
   if (auto err = parseOptions(argc, argv, o)) {
@@ -398,6 +409,8 @@ int run(int argc, char **argv, int rank, int size) {
                   o.timeout, "parse their options");
     return 2;
   }
+  if (!sameOptions(o, rank, size))
+    return 2;
   if (o.help) {
     if (rank == 0)
       std::fputs(usage(), stdout);
@@ -421,10 +434,7 @@ int run(int argc, char **argv, int rank, int size) {
   }
 
   Program program;
-  std::string error = loadAndValidate(o, rank, size, program);
-  if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
-    return 1;
-  if (!o.check && !sameIndex(program, rank, o.timeout))
+  if (!loadEverywhere(o, rank, size, program))
     return 1;
   if (o.check) {
     if (rank == 0)
@@ -436,6 +446,7 @@ int run(int argc, char **argv, int rank, int size) {
 
   program.keepOpsOf(rank);
 
+  std::string error;
   // A GPU per rank (or shared, --gpu-comm mpi), chosen before anything
   // touches CUDA; without one every rank says so and all exit.
   int device = -1;

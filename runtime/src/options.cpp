@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -318,6 +319,53 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
   if (std::string clash = outputClash(o); !clash.empty())
     return clash;
   return std::nullopt;
+}
+
+namespace {
+
+std::string number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+std::string given(bool on) { return on ? "given" : "not given"; }
+
+std::string orNotGiven(int64_t x) { return x < 0 ? "not given" : std::to_string(x); }
+
+} // namespace
+
+std::vector<SharedOption> sharedOptions(const Options &o) {
+  return {
+      {"--hidden", std::to_string(o.hidden)},
+      {"--batch", std::to_string(o.batch)},
+      {"--layers-per-stage", std::to_string(o.layers)},
+      {"--activation", o.relu ? "relu" : "gelu"},
+      {"--seed", std::to_string(o.seed)},
+      {"--loss", o.loss == LossKind::Mse ? "mse" : "ce"},
+      {"--model-lib", o.modelLib.empty() ? "not given" : o.modelLib},
+      {"--steps", std::to_string(o.steps)},
+      {"--optimizer", o.optimizer == OptimizerKind::Sgd ? "sgd" : "adam"},
+      {"--lr", number(o.learningRate())},
+      {"--backend", o.backend},
+      {"--jacobians", o.jacobians},
+      {"--gpu-comm", o.gpuComm == GpuComm::Nccl ? "nccl" : "mpi"},
+      {"--timeout", number(o.timeout)},
+      {"--setup-timeout", number(o.setupDeadline())},
+      {"--timeline", given(!o.timeline.empty())},
+      {"--trace", given(!o.trace.empty())},
+      {"--profile", given(!o.profile.empty())},
+      {"--fail-rank", orNotGiven(o.failRank)},
+      {"--fail-at-op", orNotGiven(o.failAtOp)},
+      {"--skip-tied-grad", given(o.skipTiedGrad)},
+      {"--verify", given(o.verify)},
+      {"--tolerance", number(o.tolerance)},
+      {"--reference-only", given(o.referenceOnly)},
+      {"--check", given(o.check)},
+      {"--stages", std::to_string(o.stages)},
+      {"--microbatches", std::to_string(o.microbatches)},
+      {"--help", given(o.help)},
+  };
 }
 
 } // namespace pipesched::runtime
