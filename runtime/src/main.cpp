@@ -3,6 +3,7 @@
 #include "abort_job.h"
 #include "agreement.h"
 #include "cpu_backend.h"
+#include "cross_check.h"
 #include "cuda/env_default.h"
 #include "document.h"
 #include "executor.h"
@@ -356,9 +357,8 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
 // Loads and validates the program before any communication but the error
 // agreement: every rank checks the whole document. Of a per-rank program a
 // rank reads the index and its own file, and checks what needs only its
-// own ops (validateRank): the compiler proved the programs together,
-// --check proves them again, and the CRC-32s bind the files to the index
-// the ranks agree on. Then the options that need the program. "" or the
+// own ops (validateRank); the rest waits for the ranks' exchange
+// (crossCheckRanks). Then the options that need the program. "" or the
 // error.
 std::string loadAndValidate(const Options &o, int rank, int size, Program &program) {
   std::string error;
@@ -393,13 +393,21 @@ std::string loadAndValidate(const Options &o, int rank, int size, Program &progr
 }
 
 // The program of the run, as every rank agrees: each loaded and validated
-// what it reads, and all read the same bytes. False when a rank refused it
-// (said once). --check stops after the first step.
+// what it reads, all read the same bytes, and of a per-rank program rank 0
+// checked the whole (crossCheckRanks). False when a rank refused it (said
+// once). --check stops after the first step.
 bool loadEverywhere(const Options &o, int rank, int size, Program &program) {
   std::string error = loadAndValidate(o, rank, size, program);
   if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
     return false;
-  return o.check || samePrograms(program, rank, o.timeout);
+  if (o.check)
+    return true;
+  if (!samePrograms(program, rank, o.timeout))
+    return false;
+  if (!program.perRank)
+    return true;
+  error = crossCheckRanks(program, rank, size, o.timeout, ValidateOptions{maxTag()});
+  return !anyRankFailed(error, rank, size, o.timeout, "check the whole program");
 }
 
 int run(int argc, char **argv, int rank, int size) {

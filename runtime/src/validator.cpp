@@ -36,6 +36,7 @@ public:
     for (const RankProgram &rp : p_.ranks)
       checkRank(rp);
     checkTags();
+    checkGroupsUsed();
     checkMatching(p_);
   }
 
@@ -68,6 +69,7 @@ private:
   void trackGradient(const RankProgram &rp, const Op &op, const OpRef &ref);
   void checkGradients(const RankProgram &rp);
   void checkTags() const;
+  void checkGroupsUsed() const;
   void checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &ref);
   void checkReduction(const Op &op, const OpRef &ref) const;
   void checkReplicaReduced(const RankProgram &rp, int s) const;
@@ -509,6 +511,22 @@ void Validator::checkTags() const {
                         it->second.str() + " (tags are unique per message in a step)");
       }
     }
+}
+
+// Every collective group is some collective's members: a per-rank index
+// lists them (and the loader of all the rank files checks them too); one
+// listing others is from another compile. A single document's groups are
+// its collectives' members.
+void Validator::checkGroupsUsed() const {
+  std::vector<char> used(p_.groups.size(), 0);
+  for (const RankProgram &rp : p_.ranks)
+    for (const Op &op : rp.ops)
+      if (isCollective(op.kind))
+        used[size_t(op.group)] = 1;
+  for (size_t g = 0; g < used.size(); ++g)
+    if (!used[g])
+      fail("collective_groups[" + std::to_string(g) + "] " + listString(p_.groups[g]) +
+           ": no collective op of any rank has these members");
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // The programs are the compiler's (tests/programs/*.json, regenerate.sh),
 // broken one field at a time.
 #include "loader.h"
+#include "rank_image.h"
 #include "validator.h"
 
 #include <gtest/gtest.h>
@@ -584,6 +585,54 @@ TEST(Validator, OptimizerSteps) {
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[4]: backward (s=1, b=0) computes stage 1's "
                         "weight gradient on rank 0, which neither owns stage 1 nor reduces "
                         "its gradient in a collective: its contribution would be lost");
+}
+
+// A run of a per-rank program sends rank 0 each rank's loaded ops: the
+// image round-trips, and a malformed one is refused before the validator
+// indexes with anything in it.
+TEST(RankImage, RoundTripsAndRefusesMalformed) {
+  const Program whole = loadProgram(programPath("fsdp-2.json"), -1);
+  Program gathered = whole;
+  for (RankProgram &rp : gathered.ranks) {
+    rp.ops.clear();
+    rp.children.clear();
+    rp.tensorIds.clear();
+  }
+  for (int r = 0; r < whole.workers; ++r)
+    unpackRankImage(packRankImage(whole.ranks[size_t(r)]), r, gathered);
+  EXPECT_NO_THROW(validate(gathered));
+  for (int r = 0; r < whole.workers; ++r) {
+    const RankProgram &a = whole.ranks[size_t(r)], &b = gathered.ranks[size_t(r)];
+    ASSERT_EQ(a.ops.size(), b.ops.size());
+    EXPECT_EQ(a.children.size(), b.children.size());
+    EXPECT_EQ(a.tensorIds, b.tensorIds);
+    for (size_t i = 0; i < a.ops.size(); ++i)
+      EXPECT_EQ(describe(whole, a, a.ops[i]), describe(gathered, b, b.ops[i]));
+  }
+  const std::string image = packRankImage(whole.ranks[1]);
+  auto errorOfImage = [&](const std::string &bytes) {
+    try {
+      unpackRankImage(bytes, 1, gathered);
+    } catch (const ProgramError &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string prefix = programPath("fsdp-2.json") + ": rank 1's ops, as rank 0 "
+                                                          "received them, are malformed (";
+  const std::string suffix = "): is every rank running the same pipeline-run?";
+  EXPECT_EQ(errorOfImage(image.substr(0, image.size() - 1)),
+            prefix + "another layout or size" + suffix);
+  EXPECT_EQ(errorOfImage("x"), prefix + "truncated" + suffix);
+  RankProgram bad = whole.ranks[1];
+  for (Op &op : bad.ops)
+    if (isCollective(op.kind))
+      op.group = 7;
+  EXPECT_EQ(errorOfImage(packRankImage(bad)), prefix + "a collective group out of range" + suffix);
+  bad = whole.ranks[1];
+  bad.tensorIds[0] = -1;
+  EXPECT_EQ(errorOfImage(packRankImage(bad)), prefix + "a tensor id out of range" + suffix);
+  EXPECT_TRUE(gathered.ranks[1].ops.empty()); // nothing malformed stays
 }
 
 } // namespace
