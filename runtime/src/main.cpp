@@ -11,6 +11,7 @@
 #include "options.h"
 #include "profile_run.h"
 #include "reference.h"
+#include "startup_watchdog.h"
 #include "timeline.h"
 #include "transport.h"
 #include "validator.h"
@@ -502,11 +503,24 @@ void setEnvironmentBeforeMpi(int argc, char **argv) {
     cuda::requestEagerModuleLoading();
 }
 
+// MPI_Init's deadline: --setup-timeout's (a start-up waits for the slowest
+// process to start, seconds on a loaded machine), or its default when the
+// command line does not parse (run() reports that once MPI is up).
+double startupTimeout(int argc, char **argv) {
+  Options o;
+  if (parseOptions(argc, argv, o))
+    return Options().setupDeadline();
+  return o.setupDeadline();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   setEnvironmentBeforeMpi(argc, argv);
-  MPI_Init(&argc, &argv);
+  {
+    StartupWatchdog watchdog(startupTimeout(argc, argv), launcherRank());
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

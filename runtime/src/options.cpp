@@ -45,9 +45,9 @@ running:
                          (ranks may share a GPU)
   --timeout SECONDS      deadline of every wait (default 60; inf: none)
   --setup-timeout SECONDS
-                         cuda: deadline of the set-up (NCCL's communicators,
-                         the GPU warm-up) and of NCCL's tear-down (default
-                         the larger of 120 and --timeout)
+                         deadline of the start-up (MPI_Init; cuda: NCCL's
+                         communicators, the GPU warm-up) and of NCCL's
+                         tear-down (default the larger of 120 and --timeout)
   --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
   --trace FILE           the same as a Chrome trace (Perfetto, chrome://tracing)
   --profile FILE         measure this machine: per-stage compute medians and

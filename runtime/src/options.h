@@ -48,10 +48,10 @@ struct Options {
   float learningRate() const {
     return float(lr >= 0 ? lr : optimizer == OptimizerKind::Adam ? 0.01 : 0.05);
   }
-  // The deadline of the CUDA backend's set-up (NCCL's communicators, the GPU
-  // warm-up) and of NCCL's tear-down: bootstrapping over the network takes
-  // seconds at scale, so a short --timeout (meant for the steps) does not
-  // apply.
+  // The deadline of the start-up (MPI_Init, and the CUDA backend's set-up:
+  // NCCL's communicators, the GPU warm-up) and of NCCL's tear-down:
+  // starting every process and bootstrapping over the network take seconds
+  // at scale, so a short --timeout (meant for the steps) does not apply.
   double setupDeadline() const {
     return setupTimeout >= 0 ? setupTimeout : std::max(120.0, timeout);
   }
