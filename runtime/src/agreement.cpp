@@ -5,7 +5,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 namespace pipesched::runtime {
 namespace {
@@ -40,6 +44,36 @@ int reduce(int mine, MPI_Op op, int rank, double timeout, const char *stage,
   int result = 0;
   reduceAll(&mine, &result, 1, MPI_INT, op, rank, timeout, stage, error);
   return result;
+}
+
+// An option's value as the ranks exchange it: a hash of the whole text,
+// which is compared, and its start, which a message shows.
+struct WireOption {
+  uint64_t hash;
+  char text[56];
+};
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::vector<WireOption> wireOptions(const std::vector<SharedOption> &options) {
+  std::vector<WireOption> wire(options.size());
+  for (size_t i = 0; i < options.size(); ++i) {
+    const std::string &v = options[i].value;
+    wire[i].hash = fnv1a(v);
+    std::memset(wire[i].text, 0, sizeof wire[i].text);
+    std::memcpy(wire[i].text, v.data(), std::min(v.size(), sizeof wire[i].text - 1));
+  }
+  return wire;
+}
+
+std::string shown(const WireOption &w) {
+  const size_t n = strnlen(w.text, sizeof w.text);
+  return n == sizeof w.text - 1 ? std::string(w.text, n - 3) + "..." : std::string(w.text, n);
 }
 
 } // namespace
@@ -78,6 +112,24 @@ bool everyRankReports(const std::string &error, int rank, double timeout,
     std::fflush(stderr);
   }
   return reduce(!error.empty(), MPI_MAX, rank, timeout, stage, "") != 0;
+}
+
+bool sameOptions(const Options &o, int rank, int size) {
+  const std::vector<SharedOption> options = sharedOptions(o);
+  const std::vector<WireOption> own = wireOptions(options);
+  std::vector<WireOption> first = own; // rank 0's, once broadcast
+  MPI_Request request;
+  MPI_Ibcast(first.data(), int(first.size() * sizeof(WireOption)), MPI_BYTE, 0,
+             MPI_COMM_WORLD, &request);
+  waitOrAbort(&request, 1, rank, o.timeout, "the agreement on the options");
+  std::string error;
+  for (size_t i = 0; i < own.size() && error.empty(); ++i)
+    if (own[i].hash != first[i].hash)
+      error = std::string("pipeline-run: ") + options[i].name +
+              " differs between ranks: " + shown(first[i]) + " on rank 0, " +
+              shown(own[i]) + " on rank " + std::to_string(rank) +
+              " (every rank must be given the same options)";
+  return !anyRankFailed(error, rank, size, o.timeout, "compare their options");
 }
 
 bool sameOnEveryRank(long long value, int rank, double timeout, const char *stage,

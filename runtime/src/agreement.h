@@ -10,6 +10,8 @@
 // a rank that stalls or dies there ends the job instead of hanging it.
 #pragma once
 
+#include "options.h"
+
 #include <mpi.h>
 
 #include <string>
@@ -32,6 +34,14 @@ bool everyRankReports(const std::string &error, int rank, double timeout,
 // them. The per-rank layout's index CRC-32: every rank read the same index.
 bool sameOnEveryRank(long long value, int rank, double timeout, const char *stage,
                      long long &lo, long long &hi);
+
+// Whether every rank was given the same shared options (options.h,
+// sharedOptions): rank 0's are broadcast, each rank compares its own, and
+// the lowest rank that differs names the first option that does, with
+// both values ("--lr differs between ranks: 0.1 on rank 0, 0.5 on rank
+// 2"). One broadcast of a fixed size and one reduction, each bounded by
+// the rank's --timeout.
+bool sameOptions(const Options &o, int rank, int size);
 
 // Waits for `count` requests, polling against `timeout` seconds; on expiry
 // prints "pipeline-run: rank R timed out after T s in WHAT" and ends the

@@ -6,15 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <new>
-#include <sstream>
 #include <unordered_map>
 
 namespace pipesched::runtime {
@@ -129,18 +129,42 @@ struct RankFile {
   std::vector<int> owns;
 };
 
-// stat() of a program file: refuses a missing file, a directory, and a
+// What a file that is not a regular one is, for messages.
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+// Refuses what stat() says cannot be a program file: a directory, anything
+// but a regular file (a device reads forever, a FIFO blocks), and a
 // regular file whose size is not `expect` (when >= 0: the index's).
+void checkProgramFile(const std::string &path, const struct stat &st, int64_t expect) {
+  if (S_ISDIR(st.st_mode))
+    throw ProgramError(path + ": is a directory, not a program file");
+  if (!S_ISREG(st.st_mode))
+    throw ProgramError(path + ": is " + fileKind(st.st_mode) +
+                       ", not a regular file (a program is read from one)");
+  if (expect >= 0 && int64_t(st.st_size) != expect)
+    throw ProgramError(path + ": " + std::to_string(st.st_size) +
+                       " bytes, the index says " + std::to_string(expect) +
+                       " (a file from another compile, or truncated?)");
+}
+
+// stat() of a program file, checked as above without opening it.
 struct stat statProgramFile(const std::string &path, int64_t expect) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    throw ProgramError(path + ": is a directory, not a program file");
-  if (expect >= 0 && S_ISREG(st.st_mode) && int64_t(st.st_size) != expect)
-    throw ProgramError(path + ": " + std::to_string(st.st_size) +
-                       " bytes, the index says " + std::to_string(expect) +
-                       " (a file from another compile, or truncated?)");
+  checkProgramFile(path, st, expect);
   return st;
 }
 
@@ -887,27 +911,42 @@ int Loader::internGroup(const json &v, const JsonPath &where, int caller, Progra
   return index;
 }
 
-// The whole file; `expect` >= 0 is the size the index gives it, checked
-// before anything is read (a file from another compile, or one claiming a
-// size it does not have, costs no memory).
+// Closes a descriptor when it leaves scope.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0)
+      close(fd);
+  }
+};
+
+// The whole file; `expect` >= 0 is the size the index gives it. The file
+// is opened without blocking (a FIFO without a writer would block the open)
+// and checked through the descriptor before anything is read, so what is
+// read is what was checked: a regular file of the expected size, read once
+// up to that size (a device or a pipe costs no memory).
 std::string readFile(const std::string &path, int64_t expect = -1) {
-  const struct stat st = statProgramFile(path, expect);
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  FileDescriptor file{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (file.fd < 0)
     throw ProgramError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(file.fd, &st) != 0)
+    throw ProgramError(path + ": cannot open: " + std::strerror(errno));
+  checkProgramFile(path, st, expect);
   try {
-    std::string text;
-    if (S_ISREG(st.st_mode)) { // one read of the known size
-      text.resize(size_t(st.st_size));
-      in.read(text.data(), std::streamsize(text.size()));
-      text.resize(size_t(in.gcount()));
-    } else { // a pipe or a device: read to the end
-      std::ostringstream buffer;
-      buffer << in.rdbuf();
-      text = buffer.str();
+    std::string text(size_t(st.st_size), '\0');
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = read(file.fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        throw ProgramError(path + ": read error: " + std::strerror(errno));
+      if (n == 0)
+        break; // shrank since fstat: the parser or the size check names it
+      done += size_t(n);
     }
-    if (in.bad())
-      throw ProgramError(path + ": read error: " + std::strerror(errno));
+    text.resize(done);
     return text;
   } catch (const std::bad_alloc &) {
     throw ProgramError(path + ": out of memory while reading a file of " +
@@ -1021,7 +1060,7 @@ Program loadPerRank(const std::string &dir, const std::string &indexPath,
   Program p = loader.loadIndex(index, dir);
   p.source = dir;
   p.perRank = true;
-  p.indexCrc32 = crc32Of(bytes);
+  p.crc32 = crc32Of(bytes);
   if (rank >= p.workers) // a run checks its world size first
     throw ProgramError(indexPath + ": the program is for " + std::to_string(p.workers) +
                        " ranks, not rank " + std::to_string(rank));
@@ -1069,8 +1108,11 @@ Program loadProgram(const std::string &path, int worldSize, int rank) {
     const bool index = !dir.empty() ||
                        (doc.is_object() && doc.contains(std::string(schema::layout::kLayout)) &&
                         !doc.contains(std::string(schema::top::kRanks)));
-    if (!index)
-      return Loader(path, worldSize).load(doc);
+    if (!index) {
+      Program p = Loader(path, worldSize).load(doc);
+      p.crc32 = crc32Of(bytes);
+      return p;
+    }
     if (dir.empty()) { // the index file itself names its directory
       const size_t slash = path.rfind('/');
       dir = slash == std::string::npos ? "." : path.substr(0, slash);

@@ -3,6 +3,7 @@
 #include "abort_job.h"
 #include "agreement.h"
 #include "cpu_backend.h"
+#include "cross_check.h"
 #include "cuda/env_default.h"
 #include "document.h"
 #include "executor.h"
@@ -10,6 +11,7 @@
 #include "options.h"
 #include "profile_run.h"
 #include "reference.h"
+#include "startup_watchdog.h"
 #include "timeline.h"
 #include "transport.h"
 #include "validator.h"
@@ -132,18 +134,19 @@ std::string scannedSupport(const Options &o) {
   return "";
 }
 
-// Whether every rank read the same per-rank index (or every rank a single
-// document): each checked its own file against its index, so one index
-// binds all the files. A single document counts as 2^32, no CRC-32.
-bool sameIndex(const Program &program, int rank, double timeout) {
-  const long long mine = program.perRank ? (long long)program.indexCrc32 : 1ll << 32;
+// Whether every rank read the same bytes: the same per-rank index (each
+// checked its own file against its index, so one index binds all the
+// files) or the same single document (a stale copy on one node differs).
+// A single document's CRC-32 counts from 2^32, above any index's.
+bool samePrograms(const Program &program, int rank, double timeout) {
+  const long long mine = (program.perRank ? 0 : 1ll << 32) | program.crc32;
   long long lo = 0, hi = 0;
-  if (sameOnEveryRank(mine, rank, timeout, "compare their program's index", lo, hi))
+  if (sameOnEveryRank(mine, rank, timeout, "compare the programs they read", lo, hi))
     return true;
   if (rank == 0) {
     auto name = [](long long v) {
-      return v == 1ll << 32 ? std::string("a single document")
-                            : "an index of CRC-32 " + hex32(uint32_t(v));
+      return (v >> 32 ? "a single document of CRC-32 " : "an index of CRC-32 ") +
+             hex32(uint32_t(v));
     };
     std::fprintf(stderr,
                  "pipeline-run: the ranks read different programs: %s and %s (every "
@@ -355,9 +358,8 @@ int train(const Options &o, const Program &program, Model &model, int rank, int 
 // Loads and validates the program before any communication but the error
 // agreement: every rank checks the whole document. Of a per-rank program a
 // rank reads the index and its own file, and checks what needs only its
-// own ops (validateRank): the compiler proved the programs together,
-// --check proves them again, and the CRC-32s bind the files to the index
-// the ranks agree on. Then the options that need the program. "" or the
+// own ops (validateRank); the rest waits for the ranks' exchange
+// (crossCheckRanks). Then the options that need the program. "" or the
 // error.
 std::string loadAndValidate(const Options &o, int rank, int size, Program &program) {
   std::string error;
@@ -391,6 +393,24 @@ std::string loadAndValidate(const Options &o, int rank, int size, Program &progr
   return error;
 }
 
+// The program of the run, as every rank agrees: each loaded and validated
+// what it reads, all read the same bytes, and of a per-rank program rank 0
+// checked the whole (crossCheckRanks). False when a rank refused it (said
+// once). --check stops after the first step.
+bool loadEverywhere(const Options &o, int rank, int size, Program &program) {
+  std::string error = loadAndValidate(o, rank, size, program);
+  if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
+    return false;
+  if (o.check)
+    return true;
+  if (!samePrograms(program, rank, o.timeout))
+    return false;
+  if (!program.perRank)
+    return true;
+  error = crossCheckRanks(program, rank, size, o.timeout, ValidateOptions{maxTag()});
+  return !anyRankFailed(error, rank, size, o.timeout, "check the whole program");
+}
+
 int run(int argc, char **argv, int rank, int size) {
   Options o;
   if (auto err = parseOptions(argc, argv, o)) {
@@ -398,6 +418,8 @@ int run(int argc, char **argv, int rank, int size) {
                   o.timeout, "parse their options");
     return 2;
   }
+  if (!sameOptions(o, rank, size))
+    return 2;
   if (o.help) {
     if (rank == 0)
       std::fputs(usage(), stdout);
@@ -421,10 +443,7 @@ int run(int argc, char **argv, int rank, int size) {
   }
 
   Program program;
-  std::string error = loadAndValidate(o, rank, size, program);
-  if (anyRankFailed(error, rank, size, o.timeout, "load and validate the program"))
-    return 1;
-  if (!o.check && !sameIndex(program, rank, o.timeout))
+  if (!loadEverywhere(o, rank, size, program))
     return 1;
   if (o.check) {
     if (rank == 0)
@@ -436,6 +455,7 @@ int run(int argc, char **argv, int rank, int size) {
 
   program.keepOpsOf(rank);
 
+  std::string error;
   // A GPU per rank (or shared, --gpu-comm mpi), chosen before anything
   // touches CUDA; without one every rank says so and all exit.
   int device = -1;
@@ -483,11 +503,24 @@ void setEnvironmentBeforeMpi(int argc, char **argv) {
     cuda::requestEagerModuleLoading();
 }
 
+// MPI_Init's deadline: --setup-timeout's (a start-up waits for the slowest
+// process to start, seconds on a loaded machine), or its default when the
+// command line does not parse (run() reports that once MPI is up).
+double startupTimeout(int argc, char **argv) {
+  Options o;
+  if (parseOptions(argc, argv, o))
+    return Options().setupDeadline();
+  return o.setupDeadline();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   setEnvironmentBeforeMpi(argc, argv);
-  MPI_Init(&argc, &argv);
+  {
+    StartupWatchdog watchdog(startupTimeout(argc, argv), launcherRank());
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

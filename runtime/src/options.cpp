@@ -1,11 +1,16 @@
 #include "options.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <utility>
 
 namespace pipesched::runtime {
 
@@ -40,9 +45,9 @@ running:
                          (ranks may share a GPU)
   --timeout SECONDS      deadline of every wait (default 60; inf: none)
   --setup-timeout SECONDS
-                         cuda: deadline of the set-up (NCCL's communicators,
-                         the GPU warm-up) and of NCCL's tear-down (default
-                         the larger of 120 and --timeout)
+                         deadline of the start-up (MPI_Init; cuda: NCCL's
+                         communicators, the GPU warm-up) and of NCCL's
+                         tear-down (default the larger of 120 and --timeout)
   --timeline FILE        per-op start/end of every rank as CSV (written by rank 0)
   --trace FILE           the same as a Chrome trace (Perfetto, chrome://tracing)
   --profile FILE         measure this machine: per-stage compute medians and
@@ -88,6 +93,73 @@ bool parseDouble(const std::string &s, double &out) {
     return false;
   out = v;
   return true;
+}
+
+// Which file a path names, to tell whether two paths name one file: its
+// device and inode when it exists (links and "./" included); else its
+// directory's and its name; else the path itself.
+struct FileKey {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+  bool operator==(const FileKey &k) const {
+    return dev == k.dev && ino == k.ino && name == k.name;
+  }
+};
+
+std::string directoryOf(const std::string &path) {
+  const size_t slash = path.find_last_not_of('/') == std::string::npos
+                           ? std::string::npos
+                           : path.rfind('/', path.find_last_not_of('/'));
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+FileKey fileKey(const std::string &path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0)
+    return {st.st_dev, st.st_ino, ""};
+  const std::string dir = directoryOf(path);
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (stat(dir.c_str(), &st) == 0)
+    return {st.st_dev, st.st_ino, name};
+  return {0, 0, path};
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// An output that is an input (the program, a file of a per-rank program's
+// directory, the model library) or another output would be overwritten by
+// the run: "" or why.
+std::string outputClash(const Options &o) {
+  const std::pair<const char *, const std::string *> outputs[] = {
+      {"--timeline", &o.timeline}, {"--trace", &o.trace}, {"--profile", &o.profile}};
+  const auto quoted = [](const std::string &s) { return "'" + s + "'"; };
+  const std::string sameFile = " (an output must not overwrite an input)";
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const auto &[name, path] = outputs[i];
+    if (path->empty())
+      continue;
+    const FileKey key = fileKey(*path);
+    const std::string what = std::string(name) + " " + quoted(*path);
+    if (!o.program.empty() && key == fileKey(o.program))
+      return what + " is the program" + sameFile;
+    if (!o.program.empty() && isDirectory(o.program) &&
+        fileKey(directoryOf(*path)) == fileKey(o.program))
+      return what + " is inside the per-rank program's directory " + quoted(o.program) +
+             sameFile;
+    if (!o.modelLib.empty() && key == fileKey(o.modelLib))
+      return what + " is the --model-lib library" + sameFile;
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second->empty() && key == fileKey(*outputs[j].second))
+        return std::string(outputs[j].first) + " " + quoted(*outputs[j].second) +
+               " and " + what + " name the same file (each output needs its own)";
+  }
+  return "";
 }
 
 } // namespace
@@ -244,7 +316,56 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
     return "--hidden and --layers-per-stage make a stage of more than 2^30 parameters";
   if (o.batch * o.hidden > int64_t(1) << 30)
     return "--batch x --hidden is more than 2^30 floats per tensor";
+  if (std::string clash = outputClash(o); !clash.empty())
+    return clash;
   return std::nullopt;
+}
+
+namespace {
+
+std::string number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+std::string given(bool on) { return on ? "given" : "not given"; }
+
+std::string orNotGiven(int64_t x) { return x < 0 ? "not given" : std::to_string(x); }
+
+} // namespace
+
+std::vector<SharedOption> sharedOptions(const Options &o) {
+  return {
+      {"--hidden", std::to_string(o.hidden)},
+      {"--batch", std::to_string(o.batch)},
+      {"--layers-per-stage", std::to_string(o.layers)},
+      {"--activation", o.relu ? "relu" : "gelu"},
+      {"--seed", std::to_string(o.seed)},
+      {"--loss", o.loss == LossKind::Mse ? "mse" : "ce"},
+      {"--model-lib", o.modelLib.empty() ? "not given" : o.modelLib},
+      {"--steps", std::to_string(o.steps)},
+      {"--optimizer", o.optimizer == OptimizerKind::Sgd ? "sgd" : "adam"},
+      {"--lr", number(o.learningRate())},
+      {"--backend", o.backend},
+      {"--jacobians", o.jacobians},
+      {"--gpu-comm", o.gpuComm == GpuComm::Nccl ? "nccl" : "mpi"},
+      {"--timeout", number(o.timeout)},
+      {"--setup-timeout", number(o.setupDeadline())},
+      {"--timeline", given(!o.timeline.empty())},
+      {"--trace", given(!o.trace.empty())},
+      {"--profile", given(!o.profile.empty())},
+      {"--fail-rank", orNotGiven(o.failRank)},
+      {"--fail-at-op", orNotGiven(o.failAtOp)},
+      {"--skip-tied-grad", given(o.skipTiedGrad)},
+      {"--verify", given(o.verify)},
+      {"--tolerance", number(o.tolerance)},
+      {"--reference-only", given(o.referenceOnly)},
+      {"--check", given(o.check)},
+      {"--stages", std::to_string(o.stages)},
+      {"--microbatches", std::to_string(o.microbatches)},
+      {"--help", given(o.help)},
+  };
 }
 
 } // namespace pipesched::runtime

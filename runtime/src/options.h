@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pipesched::runtime {
 
@@ -47,10 +48,10 @@ struct Options {
   float learningRate() const {
     return float(lr >= 0 ? lr : optimizer == OptimizerKind::Adam ? 0.01 : 0.05);
   }
-  // The deadline of the CUDA backend's set-up (NCCL's communicators, the GPU
-  // warm-up) and of NCCL's tear-down: bootstrapping over the network takes
-  // seconds at scale, so a short --timeout (meant for the steps) does not
-  // apply.
+  // The deadline of the start-up (MPI_Init, and the CUDA backend's set-up:
+  // NCCL's communicators, the GPU warm-up) and of NCCL's tear-down:
+  // starting every process and bootstrapping over the network take seconds
+  // at scale, so a short --timeout (meant for the steps) does not apply.
   double setupDeadline() const {
     return setupTimeout >= 0 ? setupTimeout : std::max(120.0, timeout);
   }
@@ -58,6 +59,21 @@ struct Options {
 
 // Parses argv; returns an error message, or nothing on success.
 std::optional<std::string> parseOptions(int argc, char **argv, Options &out);
+
+// One option as every rank must have it: its name and its value as text.
+struct SharedOption {
+  const char *name;
+  std::string value;
+};
+
+// The options every rank of a job must be given alike, in a fixed order:
+// all that change the model, the data, the training, the checks, the mode
+// or what the ranks do together (--timeout's deadlines, whether an output
+// is gathered); not the path rank 0 writes an output to, nor the program's
+// (the ranks compare what they read instead). Values are effective ones:
+// --lr 0.05 and no --lr with sgd agree.
+std::vector<SharedOption> sharedOptions(const Options &o);
+
 const char *usage();
 
 } // namespace pipesched::runtime

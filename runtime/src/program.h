@@ -96,11 +96,13 @@ struct Program {
   std::vector<std::vector<int>> ties;
   std::vector<int> tieOf;
   std::vector<RankProgram> ranks;
-  // The per-rank layout (docs/program-format.md, "Big programs"): the
-  // CRC-32 of the index every rank must have read, and the one rank whose
-  // ops were loaded (-1: every rank's; the others have `owns` only).
+  // The CRC-32 of the file every rank must have read alike: the index of
+  // the per-rank layout (docs/program-format.md, "Big programs"), whose
+  // CRC-32s bind the rank files, or the single document.
+  uint32_t crc32 = 0;
+  // The per-rank layout: the one rank whose ops were loaded (-1: every
+  // rank's; the others have `owns` only).
   bool perRank = false;
-  uint32_t indexCrc32 = 0;
   int onlyRank = -1;
 
   bool scanned() const { return scanTensors > 0; }

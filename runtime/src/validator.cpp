@@ -3,6 +3,7 @@
 #include "loader.h"
 #include "matching.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -22,7 +23,12 @@ class Validator {
 public:
   Validator(const Program &p, const ValidateOptions &o)
       : p_(p), options_(o), holder_(size_t(p.tensorCount()), -1),
-        weights_(size_t(p.stages), kNone), uses_(size_t(p.stages)) {}
+        weights_(size_t(p.stages), kNone), uses_(size_t(p.stages)),
+        owners_(size_t(p.stages)) {
+    for (const RankProgram &rp : p.ranks) // in rank order: each list sorted
+      for (int s : rp.owns)
+        owners_[size_t(s)].push_back(rp.rank);
+  }
 
   void run() {
     checkJobs();
@@ -30,6 +36,7 @@ public:
     for (const RankProgram &rp : p_.ranks)
       checkRank(rp);
     checkTags();
+    checkGroupsUsed();
     checkMatching(p_);
   }
 
@@ -62,7 +69,10 @@ private:
   void trackGradient(const RankProgram &rp, const Op &op, const OpRef &ref);
   void checkGradients(const RankProgram &rp);
   void checkTags() const;
+  void checkGroupsUsed() const;
   void checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &ref);
+  void checkReduction(const Op &op, const OpRef &ref) const;
+  void checkReplicaReduced(const RankProgram &rp, int s) const;
 
   const Program &p_;
   const ValidateOptions &options_;
@@ -73,6 +83,7 @@ private:
   std::vector<GradientUse> uses_;    // stage -> this rank's gradient use
   std::vector<int> touched_;         // stages whose entries are set
   std::vector<int32_t> tiedAt_;      // tie -> this rank's tied_grad (-1: none)
+  std::vector<std::vector<int>> owners_; // stage -> the ranks owning it, sorted
   // Per tie, computed at its first tied_grad: the ranks owning one of its
   // stages, and whether each owns all of them (once, not once per rank).
   struct TieOwners {
@@ -254,9 +265,11 @@ void Validator::checkRank(const RankProgram &rp) {
       if (!p_.ranks[size_t(op.root)].ownsStage(op.stage))
         fail(ref, describe(p_, op) + ": the root, rank " + std::to_string(op.root) +
                       ", does not own stage " + s());
+      checkReduction(op, ref);
       trackGradient(rp, op, ref);
       break;
     case OpKind::AllreduceGrad:
+      checkReduction(op, ref);
       trackGradient(rp, op, ref);
       break;
     case OpKind::Send:
@@ -384,6 +397,43 @@ void Validator::checkGradients(const RankProgram &rp) {
       fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns stage " +
            std::to_string(s) + " but runs no optimizer_step (s=" + std::to_string(s) +
            "): every owner applies the stage's gradient once per step");
+  for (int s : rp.owns)
+    checkReplicaReduced(rp, s);
+}
+
+// The owners of a stage hold replicas of its weights, which stay equal only
+// if every owner steps with the same gradient: an all-reduce of the stage's
+// gradient must include every owner (one left out, or one reducing alone,
+// steps with another sum); a reduce gives the sum to its root alone, so
+// its root must be the stage's only owner.
+void Validator::checkReduction(const Op &op, const OpRef &ref) const {
+  const std::vector<int> &owners = owners_[size_t(op.stage)];
+  const std::vector<int> &members = p_.groups[size_t(op.group)];
+  const std::string s = std::to_string(op.stage);
+  if (op.kind == OpKind::AllreduceGrad &&
+      !std::includes(members.begin(), members.end(), owners.begin(), owners.end()))
+    fail(ref, describe(p_, op) + ": the members must include every owner of stage " + s +
+                  ", " + listString(owners) +
+                  " (an owner left out would step with another gradient than the others)");
+  if (op.kind == OpKind::ReduceGrad && owners.size() > 1)
+    fail(ref, describe(p_, op) + ": stage " + s + " has " +
+                  std::to_string(owners.size()) + " owners, " + listString(owners) +
+                  ", and a reduce gives the summed gradient to its root alone: the "
+                  "other owners would step without it (reduce a replicated stage with "
+                  "allreduce_grad over its owners)");
+}
+
+// An owner of a replicated stage takes part in an all-reduce of its
+// gradient (checkReduction: over every owner), else it steps with its own
+// gradient alone.
+void Validator::checkReplicaReduced(const RankProgram &rp, int s) const {
+  const std::vector<int> &owners = owners_[size_t(s)];
+  if (owners.size() < 2 || uses_[size_t(s)].lastCollective >= 0)
+    return;
+  fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": rank " + std::to_string(rp.rank) +
+       " owns stage " + std::to_string(s) + " with the ranks " + listString(owners) +
+       " but reduces no gradient of it: its replica would step with its own gradient "
+       "alone (an allreduce_grad over the owners keeps the replicas equal)");
 }
 
 const Validator::TieOwners &Validator::tieOwners(int tie) {
@@ -461,6 +511,22 @@ void Validator::checkTags() const {
                         it->second.str() + " (tags are unique per message in a step)");
       }
     }
+}
+
+// Every collective group is some collective's members: a per-rank index
+// lists them (and the loader of all the rank files checks them too); one
+// listing others is from another compile. A single document's groups are
+// its collectives' members.
+void Validator::checkGroupsUsed() const {
+  std::vector<char> used(p_.groups.size(), 0);
+  for (const RankProgram &rp : p_.ranks)
+    for (const Op &op : rp.ops)
+      if (isCollective(op.kind))
+        used[size_t(op.group)] = 1;
+  for (size_t g = 0; g < used.size(); ++g)
+    if (!used[g])
+      fail("collective_groups[" + std::to_string(g) + "] " + listString(p_.groups[g]) +
+           ": no collective op of any rank has these members");
 }
 
 } // namespace

@@ -41,7 +41,7 @@ for test in "$@"; do
     -e 's|%%|\x01|g' -e "s|%pipeline-run|$PIPELINE_RUN|g" \
     -e "s|%pipeline-translate|$PIPELINE_TRANSLATE|g" -e "s|%pipeline-compile|$PIPELINE_COMPILE|g" \
     -e "s|%nan-plugin|$NAN_PLUGIN|g" -e "s|%stall-plugin|$STALL_PLUGIN|g" \
-    -e "s|%error-plugin|$ERROR_PLUGIN|g" \
+    -e "s|%error-plugin|$ERROR_PLUGIN|g" -e "s|%load-stall-plugin|$LOAD_STALL_PLUGIN|g" \
     -e "s|%examples|$EXAMPLES|g" -e "s|%programs|$PROGRAMS|g" \
     -e "s|%plugin|$PLUGIN|g" -e "s|%python|$PYTHON|g" -e "s|%mpirun|$MPIRUN|g" \
     -e "s|%t|$tmp/t|g" -e "s|%s|$test|g" -e "s|%S|$(dirname "$test")|g" -e 's|\x01|%|g' |

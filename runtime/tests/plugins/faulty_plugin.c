@@ -9,6 +9,9 @@
  *                  waits must end at --timeout with a message.
  *   -DFAULT_ERROR: rank 1's second forward returns 7 (an error mid-step):
  *                  the job must end at once, naming the rank and the op.
+ *   -DFAULT_LOAD_STALL: rank 1 takes 30 s to load the library (as a hung
+ *                  file system would): the others' wait for the ranks to
+ *                  load must end at --timeout with a message.
  *
  * The rank comes from the launcher's environment (Open MPI, MPICH, PMIx).
  */
@@ -59,6 +62,12 @@ static pipesched_stage_api faulty;
 
 __attribute__((visibility("default"))) const pipesched_stage_api *
 pipesched_stage_get_api(uint32_t abi_version) {
+#if defined(FAULT_LOAD_STALL)
+  if (on_faulty_rank()) {
+    struct timespec t = {30, 0};
+    nanosleep(&t, NULL);
+  }
+#endif
   const pipesched_stage_api *mlp = mlp_stage_get_api(abi_version);
   if (!mlp)
     return NULL;

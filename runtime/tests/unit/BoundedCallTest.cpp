@@ -1,6 +1,7 @@
 // The bounded wait of abortJob (abort_job.h): a backend abort that blocks
 // forever must not keep the job from ending.
 #include "bounded_call.h"
+#include "startup_watchdog.h"
 
 #include <gtest/gtest.h>
 
@@ -52,6 +53,28 @@ TEST(BoundedCall, ReportsAnException) {
                              [] { throw std::runtime_error("ncclCommAbort: failed"); });
   EXPECT_EQ(c.outcome, BoundedCall::Outcome::Threw);
   EXPECT_EQ(c.error, "ncclCommAbort: failed");
+}
+
+// MPI_Init's deadline: past it the process ends with status 2, naming its
+// rank; disarmed in time, the watchdog costs nothing and says nothing.
+TEST(StartupWatchdog, EndsTheProcessPastItsDeadline) {
+  EXPECT_EXIT(
+      {
+        StartupWatchdog watchdog(0.2, 3);
+        std::this_thread::sleep_for(std::chrono::seconds(10));
+      },
+      testing::ExitedWithCode(2),
+      "^pipeline-run: rank 3 timed out after 0.2 s in MPI_Init: not every process of "
+      "the job started");
+}
+
+TEST(StartupWatchdog, DisarmedInTimeEndsAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    StartupWatchdog watchdog(60, 0);
+    watchdog.disarm();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 } // namespace

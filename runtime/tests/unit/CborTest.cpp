@@ -271,7 +271,7 @@ TEST(PerRank, LoadsOneRankOrAll) {
       Program one = loadProgram(d.dir, 4, r);
       validateRank(one, r); // what a run checks: its own ops suffice
       EXPECT_EQ(one.onlyRank, r);
-      EXPECT_EQ(one.indexCrc32, all.indexCrc32);
+      EXPECT_EQ(one.crc32, all.crc32);
       EXPECT_EQ(one.groups, all.groups);
       for (int q = 0; q < 4; ++q) {
         EXPECT_EQ(one.ranks[q].owns, whole.ranks[q].owns);

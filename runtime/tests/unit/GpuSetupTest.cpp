@@ -64,7 +64,7 @@ TEST(GpuOptions, HelpListsThem) {
   const std::string help = usage();
   EXPECT_NE(help.find("\n  --gpu-comm nccl|mpi "), std::string::npos) << help;
   EXPECT_NE(help.find("\n  --setup-timeout SECONDS\n"), std::string::npos) << help;
-  EXPECT_NE(help.find("(default\n                         the larger of 120 and --timeout)"),
+  EXPECT_NE(help.find("(default the larger of 120 and --timeout)"),
             std::string::npos)
       << help;
 }

@@ -2,6 +2,7 @@
 // The programs are the compiler's (tests/programs/*.json, regenerate.sh),
 // broken one field at a time.
 #include "loader.h"
+#include "rank_image.h"
 #include "validator.h"
 
 #include <gtest/gtest.h>
@@ -483,13 +484,14 @@ TEST(Validator, CollectivesAgree) {
   EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[7]: allreduce_grad (s=1) over [0, 1] does not "
                         "match rank 0's 1st collective on these members, ranks[0].ops[7]: "
                         "allreduce_grad (s=1) over [0, 1] (the sizes differ)");
-  d = program("ddp-2.json");
-  d["ranks"][1]["ops"][10]["op"] = "reduce_grad";
-  d["ranks"][1]["ops"][10]["root"] = 1;
-  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[10]: reduce_grad (s=0) onto rank 1 over [0, 1] "
-                        "does not match rank 0's 2nd collective on these members, "
-                        "ranks[0].ops[10]: allreduce_grad (s=0) over [0, 1] (the kinds "
-                        "differ)");
+  // Stage 0 has one owner: rank 1 may all-reduce it, but not while rank 0
+  // reduces it.
+  d = program("fsdp-2.json");
+  d["ranks"][1]["ops"][10]["op"] = "allreduce_grad";
+  d["ranks"][1]["ops"][10].erase("root");
+  EXPECT_EQ(errorOf(d), "t.json: ranks[1].ops[10]: allreduce_grad (s=0) over [0, 1] does not "
+                        "match rank 0's 2nd collective on these members, ranks[0].ops[8]: "
+                        "reduce_grad (s=0) onto rank 0 over [0, 1] (the kinds differ)");
   // A weight gradient added after the collective that summed the stage's.
   d = program("ddp-2.json");
   std::swap(d["ranks"][1]["ops"][9], d["ranks"][1]["ops"][10]);
@@ -500,10 +502,37 @@ TEST(Validator, CollectivesAgree) {
 
 TEST(Validator, CollectiveWithoutCounterpart) {
   json d = program("ddp-2.json");
-  d["ranks"][1]["ops"][10] = {{"op", "allreduce_grad"}, {"stage", 0}, {"members", {1}},
-                              {"bytes", 65536}};
-  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[10]: allreduce_grad (s=0) over [0, 1] has no "
+  json &ops = d["ranks"][0]["ops"];
+  ops.insert(ops.begin() + 11, ops[10]); // rank 0 reduces stage 0 twice
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[11]: allreduce_grad (s=0) over [0, 1] has no "
                         "counterpart: rank 1 ends without calling it");
+}
+
+// Every owner of a stage steps with the same gradient: an all-reduce of it
+// includes every owner, a reduce's root is its only owner, and every owner
+// of a replicated stage all-reduces it.
+TEST(Validator, ReplicasStepAlike) {
+  json d = program("ddp-2.json");
+  d["ranks"][0]["ops"][7]["members"] = {0};
+  d["ranks"][1]["ops"][7]["members"] = {1};
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[7]: allreduce_grad (s=1) over [0]: the members must "
+                        "include every owner of stage 1, [0, 1] (an owner left out would "
+                        "step with another gradient than the others)");
+  d = program("ddp-2.json");
+  for (int r = 0; r < 2; ++r) {
+    d["ranks"][r]["ops"][10]["op"] = "reduce_grad";
+    d["ranks"][r]["ops"][10]["root"] = 0;
+  }
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[10]: reduce_grad (s=0) onto rank 0 over [0, 1]: "
+                        "stage 0 has 2 owners, [0, 1], and a reduce gives the summed "
+                        "gradient to its root alone: the other owners would step without "
+                        "it (reduce a replicated stage with allreduce_grad over its owners)");
+  d = program("ddp-2.json");
+  for (int r = 0; r < 2; ++r)
+    d["ranks"][r]["ops"].erase(10);
+  EXPECT_EQ(errorOf(d), "t.json: ranks[0]: rank 0 owns stage 0 with the ranks [0, 1] but reduces "
+                        "no gradient of it: its replica would step with its own gradient "
+                        "alone (an allreduce_grad over the owners keeps the replicas equal)");
 }
 
 TEST(Validator, OwnersOnly) {
@@ -556,6 +585,54 @@ TEST(Validator, OptimizerSteps) {
   EXPECT_EQ(errorOf(d), "t.json: ranks[0].ops[4]: backward (s=1, b=0) computes stage 1's "
                         "weight gradient on rank 0, which neither owns stage 1 nor reduces "
                         "its gradient in a collective: its contribution would be lost");
+}
+
+// A run of a per-rank program sends rank 0 each rank's loaded ops: the
+// image round-trips, and a malformed one is refused before the validator
+// indexes with anything in it.
+TEST(RankImage, RoundTripsAndRefusesMalformed) {
+  const Program whole = loadProgram(programPath("fsdp-2.json"), -1);
+  Program gathered = whole;
+  for (RankProgram &rp : gathered.ranks) {
+    rp.ops.clear();
+    rp.children.clear();
+    rp.tensorIds.clear();
+  }
+  for (int r = 0; r < whole.workers; ++r)
+    unpackRankImage(packRankImage(whole.ranks[size_t(r)]), r, gathered);
+  EXPECT_NO_THROW(validate(gathered));
+  for (int r = 0; r < whole.workers; ++r) {
+    const RankProgram &a = whole.ranks[size_t(r)], &b = gathered.ranks[size_t(r)];
+    ASSERT_EQ(a.ops.size(), b.ops.size());
+    EXPECT_EQ(a.children.size(), b.children.size());
+    EXPECT_EQ(a.tensorIds, b.tensorIds);
+    for (size_t i = 0; i < a.ops.size(); ++i)
+      EXPECT_EQ(describe(whole, a, a.ops[i]), describe(gathered, b, b.ops[i]));
+  }
+  const std::string image = packRankImage(whole.ranks[1]);
+  auto errorOfImage = [&](const std::string &bytes) {
+    try {
+      unpackRankImage(bytes, 1, gathered);
+    } catch (const ProgramError &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string prefix = programPath("fsdp-2.json") + ": rank 1's ops, as rank 0 "
+                                                          "received them, are malformed (";
+  const std::string suffix = "): is every rank running the same pipeline-run?";
+  EXPECT_EQ(errorOfImage(image.substr(0, image.size() - 1)),
+            prefix + "another layout or size" + suffix);
+  EXPECT_EQ(errorOfImage("x"), prefix + "truncated" + suffix);
+  RankProgram bad = whole.ranks[1];
+  for (Op &op : bad.ops)
+    if (isCollective(op.kind))
+      op.group = 7;
+  EXPECT_EQ(errorOfImage(packRankImage(bad)), prefix + "a collective group out of range" + suffix);
+  bad = whole.ranks[1];
+  bad.tensorIds[0] = -1;
+  EXPECT_EQ(errorOfImage(packRankImage(bad)), prefix + "a tensor id out of range" + suffix);
+  EXPECT_TRUE(gathered.ranks[1].ops.empty()); // nothing malformed stays
 }
 
 } // namespace

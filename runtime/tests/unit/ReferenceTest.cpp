@@ -171,6 +171,63 @@ std::optional<std::string> parse(std::vector<const char *> args, Options &o) {
   return parseOptions(int(args.size()), const_cast<char **>(args.data()), o);
 }
 
+// Every option of the usage is one the ranks compare (sharedOptions), and
+// giving one changes exactly its own entry: an option added later without
+// its entry fails here.
+TEST(Options, EveryOptionIsShared) {
+  const std::vector<SharedOption> defaults = sharedOptions(Options());
+  std::set<std::string> names;
+  for (const SharedOption &s : defaults)
+    names.insert(s.name);
+  const std::string text = usage();
+  for (size_t at = text.find("--"); at != std::string::npos; at = text.find("--", at + 2)) {
+    const size_t end = text.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", at + 2);
+    EXPECT_EQ(names.count(text.substr(at, end - at)), 1u) << text.substr(at, end - at);
+  }
+  const std::vector<std::vector<const char *>> changes = {
+      {"--hidden", "32"},  {"--batch", "4"},        {"--layers-per-stage", "2"},
+      {"--seed", "2"},     {"--loss", "ce"},        {"--activation", "relu"},
+      {"--steps", "4"},    {"--optimizer", "adam"}, {"--lr", "0.5"},
+      {"--timeout", "5"},  {"--setup-timeout", "5"}, {"--trace", "t.json"},
+      {"--timeline", "t.csv"}, {"--profile", "c.json"}, {"--verify"},
+      {"--tolerance", "0.1"}, {"--check"},          {"--skip-tied-grad"},
+      {"--jacobians", "csr"}, {"--model-lib", "m.so"}};
+  for (const std::vector<const char *> &change : changes) {
+    std::vector<const char *> args = {"p.json"};
+    args.insert(args.end(), change.begin(), change.end());
+    Options o;
+    ASSERT_FALSE(parse(args, o)) << change[0];
+    const std::vector<SharedOption> mine = sharedOptions(o);
+    ASSERT_EQ(mine.size(), defaults.size());
+    std::vector<std::string> differ;
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (mine[i].value != defaults[i].value)
+        differ.push_back(mine[i].name);
+    // The optimizer changes its default learning rate too.
+    const std::string name = change[0];
+    EXPECT_EQ(differ.front(), name);
+    EXPECT_EQ(differ.size(), name == "--optimizer" ? 2u : 1u) << name;
+  }
+}
+
+// An output that is an input, or another output, is refused at parsing.
+TEST(Options, OutputsAreNotInputs) {
+  auto error = [](std::vector<const char *> args) {
+    Options fresh;
+    return parse(std::move(args), fresh).value_or("(accepted)");
+  };
+  const std::string program = std::string(PIPESCHED_TEST_PROGRAMS) + "/gpipe-2.json";
+  EXPECT_EQ(error({program.c_str(), "--trace", program.c_str()}),
+            "--trace '" + program + "' is the program (an output must not overwrite an input)");
+  EXPECT_EQ(error({"p.json", "--trace", "out.json", "--timeline", "./out.json"}),
+            "--timeline './out.json' and --trace 'out.json' name the same file (each output "
+            "needs its own)");
+  EXPECT_EQ(error({"p.json", "--profile", "m.so", "--model-lib", "m.so"}),
+            "--profile 'm.so' is the --model-lib library (an output must not overwrite an "
+            "input)");
+  EXPECT_EQ(error({"p.json", "--trace", "a.json", "--timeline", "b.csv"}), "(accepted)");
+}
+
 TEST(Options, Parses) {
   Options o;
   EXPECT_FALSE(parse({"p.json", "--hidden", "32", "--optimizer=adam", "--verify"}, o));
