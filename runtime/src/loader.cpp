@@ -370,9 +370,14 @@ void Loader::loadTop(const json &doc, Program &p, bool index) {
   loadTies(doc, p);
   loadCost(doc, p);
   loadLayers(doc, p);
-  p.makespan = toNumber(require(doc, kMakespan, top), top.key(kMakespan));
+  // Ticks, as the compiler writes them: an integer below 2^53 (a double
+  // holds it exactly; --profile's prediction error divides by it).
+  constexpr int64_t kMaxTicks = int64_t(1) << 53;
+  p.makespan = double(toInt(require(doc, kMakespan, top), top.key(kMakespan),
+                            0, kMaxTicks));
   if (auto replayed = doc.find(str(kReplayedMakespan)); replayed != doc.end())
-    p.replayedMakespan = toNumber(*replayed, top.key(kReplayedMakespan));
+    p.replayedMakespan =
+        double(toInt(*replayed, top.key(kReplayedMakespan), 0, kMaxTicks));
 }
 
 // A single document has the schema's top-level fields; an index the same

@@ -184,6 +184,8 @@ private:
       return collective ? "the kinds differ" : "the tensors differ";
     if (field == "bytes")
       return "the sizes differ";
+    if (field == "microbatch")
+      return "the microbatches differ";
     return "the " + field + "s differ";
   }
 

@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include <cmath>
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -176,11 +178,18 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       return std::nullopt;
     };
   };
-  auto number = [](double lo, auto store) -> Setter {
+  // Finite unless `infinite` (a deadline: inf waits for ever); `inf` as a
+  // --tolerance or --lr would read as a setting and disable the check.
+  auto number = [](double lo, auto store, bool infinite = false) -> Setter {
     return [=](const std::string &v) -> std::optional<std::string> {
       double x;
-      if (!parseDouble(v, x) || !(x >= lo))
-        return "expects a number >= " + std::to_string(lo) + ", got '" + v + "'";
+      if (!parseDouble(v, x) || !(x >= lo) || (!infinite && std::isinf(x))) {
+        char bound[32];
+        std::snprintf(bound, sizeof bound, "%g", lo);
+        return std::string(infinite ? "expects a number >= "
+                                    : "expects a finite number >= ") +
+               bound + ", got '" + v + "'";
+      }
       store(x);
       return std::nullopt;
     };
@@ -205,8 +214,11 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       {"--stages", integer(1, kBig, [&](int64_t x) { o.stages = int(x); })},
       {"--microbatches", integer(1, kBig, [&](int64_t x) { o.microbatches = int(x); })},
       {"--lr", number(0, [&](double x) { o.lr = x; })},
-      {"--timeout", number(1e-3, [&](double x) { o.timeout = x; })},
-      {"--setup-timeout", number(1e-3, [&](double x) { o.setupTimeout = x; })},
+      // Deadlines are printed to 0.1 s ("timed out after 1.0 s") and no
+      // MPI exchange is bounded finer: 0.1 s at least.
+      {"--timeout", number(0.1, [&](double x) { o.timeout = x; }, true)},
+      {"--setup-timeout",
+       number(0.1, [&](double x) { o.setupTimeout = x; }, true)},
       {"--tolerance", number(0, [&](double x) { o.tolerance = x; })},
       {"--timeline", [&](const std::string &v) { o.timeline = v; return std::optional<std::string>(); }},
       {"--trace", file([&](const std::string &v) { o.trace = v; })},

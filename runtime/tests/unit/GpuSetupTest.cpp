@@ -42,7 +42,7 @@ TEST(GpuOptions, SetupTimeoutDefaultsToTheLargerOf120AndTimeout) {
   EXPECT_TRUE(std::isinf(none.setupDeadline()));
   Options bad;
   EXPECT_EQ(parse({"p.json", "--setup-timeout", "0"}, bad).value_or(""),
-            "option --setup-timeout expects a number >= 0.001000, got '0'");
+            "option --setup-timeout expects a number >= 0.1, got '0'");
 }
 
 TEST(GpuOptions, GpuComm) {

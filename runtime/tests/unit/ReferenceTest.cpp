@@ -253,7 +253,7 @@ TEST(Options, Parses) {
             "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)");
   EXPECT_EQ(error({"p.json", "--timeout", "inf"}), "(accepted)");
   EXPECT_EQ(error({"p.json", "--timeout", "nan"}),
-            "option --timeout expects a number >= 0.001000, got 'nan'");
+            "option --timeout expects a number >= 0.1, got 'nan'");
 }
 
 // A huge --timeout means no deadline, not an overflow that expires at once.
