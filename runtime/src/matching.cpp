@@ -191,11 +191,13 @@ private:
 
   [[noreturn]] void mismatch(const sched::DeadlockResult &r) const {
     const OpRef &a = refs_[r.first], &b = refs_[r.second];
+    // rule: collective-match
     if (isCollective(at(a).kind))
       fail(b.str() + ": " + what(b) + " does not match rank " + std::to_string(a.rank) +
            "'s " + ordinal(collectivePosition(a)) + " collective on these members, " +
            a.str() + ": " + what(a) + " (" + differs(r.field, true) + ")");
     // a is the send, b the receive.
+    // rule: transfer-match
     fail(a.str() + ": " + detail(a) + " does not match the " + ordinal(position(b)) +
          " receive from rank " + std::to_string(a.rank) + " on rank " +
          std::to_string(b.rank) + ", " + b.str() + ": " + detail(b) + " (" +
@@ -213,6 +215,7 @@ private:
       std::string cycle;
       for (const sched::Wait &w : r.waits)
         cycle += (cycle.empty() ? "" : ", ") + waitString(w);
+      // rule: deadlock-cycle
       fail("the rank programs deadlock: " + cycle +
            (r.waits.size() > 1 ? " (a cycle)" : ""));
     }
@@ -224,12 +227,14 @@ private:
       const OpRef &ref = refs_[w.opId];
       const Op &op = at(ref);
       const std::string peer = std::to_string(w.waitsFor);
+      // rule: collective-counterpart
       if (isCollective(op.kind))
         fail(ref.str() + ": " + what(ref) + " has no counterpart: rank " + peer +
              " ends without calling it");
       const bool out = isOutgoing(op.kind);
       auto [sends, receives] =
           out ? pairCounts(w.rank, w.waitsFor) : pairCounts(w.waitsFor, w.rank);
+      // rule: transfer-counterpart
       fail(ref.str() + ": " + what(ref) + " has no matching " +
            (out ? "receive" : "send") + ": rank " + peer + " ends without posting it (rank " +
            std::to_string(out ? w.rank : w.waitsFor) + " sends " + std::to_string(sends) +
@@ -239,6 +244,7 @@ private:
     std::string waits;
     for (const sched::Wait &w : r.waits)
       waits += (waits.empty() ? "" : ", ") + waitString(w);
+    // rule: deadlock-chain
     fail("the rank programs deadlock: " + waits);
   }
 

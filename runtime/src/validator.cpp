@@ -108,6 +108,7 @@ void Validator::checkJobs() const {
       const Op &op = rp.ops[i];
       if (!isCompute(op.kind) || program::isScan(op.kind))
         continue;
+      // rule: scan-replaces-backward
       if (op.kind == OpKind::Backward && p_.scanned())
         fail(OpRef{int32_t(rp.rank), int32_t(i), -1},
              describe(p_, op) + " cannot run in a scanned backward (the scan "
@@ -115,10 +116,12 @@ void Validator::checkJobs() const {
       int d = op.kind == OpKind::Forward ? 0 : op.kind == OpKind::Backward ? 1 : 2;
       OpRef &slot = seen[(size_t(d) * S + size_t(op.stage)) * B + size_t(op.microbatch)];
       OpRef ref{int32_t(rp.rank), int32_t(i), -1};
+      // rule: job-once
       if (slot.rank >= 0)
         fail(ref, describe(p_, op) + " runs twice (first at " + slot.str() + ")");
       slot = ref;
     }
+  // rule: job-runs
   for (int d = 0; d < directions; ++d)
     for (int s = 0; s < S; ++s)
       for (int b = 0; b < B; ++b)
@@ -140,6 +143,7 @@ void Validator::checkScan() {
     return;
   for (int s = 0; s < p_.stages; ++s) {
     StageList preds = p_.graph.predecessors(s);
+    // rule: scan-chain
     if (!(s == 0 ? preds.empty() : preds.size() == 1 && preds[0] == s - 1) ||
         (s + 1 < p_.stages) == p_.graph.isSink(s))
       fail("a scanned backward needs the chain of stages 0 -> 1 -> ... -> " +
@@ -156,13 +160,16 @@ void Validator::checkScan() {
           f(rp, rp.ops[i], OpRef{int32_t(rp.rank), int32_t(i), -1});
   };
   forEachScanOp([&](const RankProgram &rp, const Op &op, const OpRef &ref) {
+    // rule: scan-loss-at-sink
     if (op.kind == OpKind::LossGrad && !p_.graph.isSink(op.stage))
       fail(ref, describe(p_, op) + ": the loss gradient is taken at the last stage");
+    // rule: scan-no-first-jacobian
     if (op.kind == OpKind::Jacobian && op.stage == 0)
       fail(ref, describe(p_, op) + ": stage 0's Jacobian is never scanned");
     if (!program::isScan(op.kind))
       return;
     int64_t k = rp.writes(op)[0] - p_.scanBase();
+    // rule: scan-written-once
     if (writer[size_t(k)].rank >= 0)
       fail(ref, describe(p_, op) + " writes " + describeTensor(p_, k + p_.scanBase()) +
                     ", which " + writer[size_t(k)].str() + " writes too");
@@ -180,6 +187,7 @@ void Validator::checkScan() {
       return v == program::ScanValue::Vector ? "a vector"
              : v == program::ScanValue::Matrix ? "a matrix" : "written by no op";
     };
+    // rule: scan-operand-kind
     fail(ref, describe(p_, op) + " reads " + describeTensor(p_, id) + " as its " + role +
                   ", which needs " + name(want) + "; it is " + name(got));
   };
@@ -193,6 +201,7 @@ void Validator::checkScan() {
     }
   });
   for (size_t k = 0; k < writer.size(); ++k)
+    // rule: scan-written
     if (writer[k].rank < 0)
       fail(describeTensor(p_, int64_t(k) + p_.scanBase()) + " is written by no op");
 }
@@ -230,10 +239,12 @@ void Validator::checkRank(const RankProgram &rp) {
     case OpKind::Jacobian:
     case OpKind::Combine:
       // The loss gradient and the products use no weights.
+      // rule: compute-weights
       if (op.kind != OpKind::LossGrad && op.kind != OpKind::Combine &&
           !rp.ownsStage(op.stage) && weights_[size_t(op.stage)] != kFetched)
         fail(ref, describe(p_, op) + " needs stage " + s() + "'s weights, which " +
                       rankName + " neither owns nor fetched");
+      // rule: compute-inputs
       for (int64_t id : rp.reads(op))
         if (holder_[size_t(id)] != r)
           fail(ref, describe(p_, op) + " needs " + describeTensor(p_, id) +
@@ -243,14 +254,17 @@ void Validator::checkRank(const RankProgram &rp) {
       trackGradient(rp, op, ref);
       break;
     case OpKind::ReleaseWeights:
+      // rule: release-fetched
       if (weights_[size_t(op.stage)] != kFetched)
         fail(ref, "releases stage " + s() + "'s weights, which " + rankName +
                       " has not fetched");
       weights_[size_t(op.stage)] = kNone;
       break;
     case OpKind::OptimizerStep:
+      // rule: step-owner
       if (!rp.ownsStage(op.stage))
         fail(ref, describe(p_, op) + ": " + rankName + " does not own stage " + s());
+      // rule: step-after-tied-grad
       if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
         fail(ref, describe(p_, op) + " is not preceded by " + rankName +
                       "'s tied_grad (tie " + std::to_string(tie) +
@@ -262,6 +276,7 @@ void Validator::checkRank(const RankProgram &rp) {
       checkTiedGrad(rp, op, ref);
       break;
     case OpKind::ReduceGrad:
+      // rule: reduce-root-owns
       if (!p_.ranks[size_t(op.root)].ownsStage(op.stage))
         fail(ref, describe(p_, op) + ": the root, rank " + std::to_string(op.root) +
                       ", does not own stage " + s());
@@ -299,14 +314,18 @@ void Validator::checkTransfers(const RankProgram &rp, const Op &op, const OpRef 
     if (group)
       cref.child = int32_t(c);
     auto xs = [&] { return std::to_string(x.stage); };
+    // rule: send-tensor
     if (x.kind == OpKind::Send && holder_[size_t(x.tensor)] != r)
       fail(cref, describe(p_, x) + " needs " + describeTensor(p_, x.tensor) +
                      ", which no earlier op of " + rankName() + " computes or receives");
+    // rule: send-weights-owner
     if (x.kind == OpKind::SendWeights && !rp.ownsStage(x.stage))
       fail(cref, describe(p_, x) + ": " + rankName() + " does not own stage " + xs());
     if (x.kind == OpKind::FetchWeights) {
+      // rule: fetch-not-owned
       if (rp.ownsStage(x.stage))
         fail(cref, describe(p_, x) + ": " + rankName() + " owns stage " + xs());
+      // rule: fetch-once
       if (weights_[size_t(x.stage)] != kNone)
         fail(cref, describe(p_, x) + ": " + rankName() +
                        " already holds a fetched copy (release it first)");
@@ -335,6 +354,7 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
   GradientUse &use = uses_[size_t(op.stage)];
   auto before = [&](const char *what) {
     const OpRef step{ref.rank, use.optimizerStep, -1};
+    // rule: step-after-gradients
     fail(step, describe(p_, rp.ops[size_t(use.optimizerStep)]) + " comes before " +
                    describe(p_, op) + " at " + ref.str() + ", whose " + what +
                    " it would miss");
@@ -342,6 +362,7 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
   if (isWeightGradient(op.kind)) {
     if (use.optimizerStep >= 0)
       before("weight gradient");
+    // rule: wgrad-before-tied-grad
     if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] >= 0)
       fail(ref, describe(p_, op) + " adds to tied stage " + std::to_string(op.stage) +
                     "'s weight gradient after rank " + std::to_string(rp.rank) +
@@ -352,6 +373,7 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
   } else if (isCollective(op.kind)) {
     if (use.optimizerStep >= 0)
       before("summed gradient");
+    // rule: reduce-before-tied-grad
     if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] >= 0)
       fail(ref, describe(p_, op) + " reduces tied stage " + std::to_string(op.stage) +
                     "'s gradient after rank " + std::to_string(rp.rank) + "'s tied_grad (" +
@@ -360,6 +382,7 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
     use.lastCollective = ref.op;
     use.wgradSinceCollective = -1;
   } else if (op.kind == OpKind::OptimizerStep) {
+    // rule: step-once
     if (use.optimizerStep >= 0)
       fail(ref, describe(p_, op) + " runs twice on rank " + std::to_string(rp.rank) +
                     " (first at " + OpRef{ref.rank, use.optimizerStep, -1}.str() + ")");
@@ -377,22 +400,26 @@ void Validator::checkGradients(const RankProgram &rp) {
     const OpRef ref{int32_t(rp.rank), use.wgradSinceCollective, -1};
     const std::string what = describe(p_, rp.ops[size_t(use.wgradSinceCollective)]);
     const std::string st = std::to_string(s);
+    // rule: wgrad-before-last-collective
     if (afterLast)
       fail(ref, what + " adds to stage " + st + "'s weight gradient after " + rankName +
                     "'s last collective on it (" +
                     OpRef{ref.rank, use.lastCollective, -1}.str() +
                     "): its contribution would be lost");
+    // rule: wgrad-reaches-step
     fail(ref, what + " computes stage " + st + "'s weight gradient on " + rankName +
                   ", which neither owns stage " + st +
                   " nor reduces its gradient in a collective: its contribution "
                   "would be lost");
   }
   for (int s : rp.owns)
+    // rule: owner-runs-tied-grad
     if (int tie = p_.tieOf[size_t(s)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
       fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns tied stage " +
            std::to_string(s) + " but runs no tied_grad (tie " + std::to_string(tie) +
            "): its copy of the tied weight would miss the other stages' gradients");
   for (int s : rp.owns)
+    // rule: owner-steps
     if (uses_[size_t(s)].optimizerStep < 0)
       fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns stage " +
            std::to_string(s) + " but runs no optimizer_step (s=" + std::to_string(s) +
@@ -410,11 +437,13 @@ void Validator::checkReduction(const Op &op, const OpRef &ref) const {
   const std::vector<int> &owners = owners_[size_t(op.stage)];
   const std::vector<int> &members = p_.groups[size_t(op.group)];
   const std::string s = std::to_string(op.stage);
+  // rule: allreduce-over-owners
   if (op.kind == OpKind::AllreduceGrad &&
       !std::includes(members.begin(), members.end(), owners.begin(), owners.end()))
     fail(ref, describe(p_, op) + ": the members must include every owner of stage " + s +
                   ", " + listString(owners) +
                   " (an owner left out would step with another gradient than the others)");
+  // rule: reduce-single-owner
   if (op.kind == OpKind::ReduceGrad && owners.size() > 1)
     fail(ref, describe(p_, op) + ": stage " + s + " has " +
                   std::to_string(owners.size()) + " owners, " + listString(owners) +
@@ -430,6 +459,7 @@ void Validator::checkReplicaReduced(const RankProgram &rp, int s) const {
   const std::vector<int> &owners = owners_[size_t(s)];
   if (owners.size() < 2 || uses_[size_t(s)].lastCollective >= 0)
     return;
+  // rule: replicas-reduced
   fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": rank " + std::to_string(rp.rank) +
        " owns stage " + std::to_string(s) + " with the ranks " + listString(owners) +
        " but reduces no gradient of it: its replica would step with its own gradient "
@@ -459,10 +489,12 @@ const Validator::TieOwners &Validator::tieOwners(int tie) {
 // A tied reduction: once per rank and tie; its members are every owner of
 // the tie's stages, or the rank alone where every such owner owns every
 // stage of the tie (each then holds all of the tensor's gradients); after
-// the gradient reductions of the stages the rank owns, before their steps.
+// the gradient reductions of the stages the rank owns (a later one fails
+// reduce-before-tied-grad), before their steps (an earlier step fails
+// step-after-tied-grad: a stage has one tie, so no step can come between).
 void Validator::checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &ref) {
   const std::string rankName = "rank " + std::to_string(rp.rank);
-  const std::vector<int> &stages = p_.ties[size_t(op.tie)];
+  // rule: tied-grad-once
   if (tiedAt_[size_t(op.tie)] >= 0)
     fail(ref, describe(p_, op) + " runs twice on " + rankName + " (first at " +
                   OpRef{ref.rank, tiedAt_[size_t(op.tie)], -1}.str() + ")");
@@ -470,20 +502,11 @@ void Validator::checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &
   const auto &[owners, everyOwnerOwnsAll] = tieOwners(op.tie);
   const std::vector<int> &members = p_.groups[size_t(op.group)];
   const bool local = members.size() == 1 && everyOwnerOwnsAll;
+  // rule: tied-grad-members
   if (members != owners && !local)
     fail(ref, describe(p_, op) + ": the members must be the owners of the tied stages, " +
                   listString(owners) +
                   (everyOwnerOwnsAll ? " (or the rank alone: each owns every one)" : ""));
-  for (int s : stages) {
-    if (!rp.ownsStage(s))
-      continue;
-    const GradientUse &use = uses_[size_t(s)];
-    if (use.optimizerStep >= 0)
-      fail(OpRef{ref.rank, use.optimizerStep, -1},
-           describe(p_, rp.ops[size_t(use.optimizerStep)]) + " comes before " +
-               describe(p_, op) + " at " + ref.str() +
-               ", whose summed tied gradient it would miss");
-  }
 }
 
 // Tags are unique per message in a step (both ends carry the same, which
@@ -501,11 +524,13 @@ void Validator::checkTags() const {
         if (!isPointToPoint(x.kind) || !isOutgoing(x.kind))
           continue;
         const OpRef ref{int32_t(rp.rank), int32_t(i), group ? int32_t(c) : -1};
+        // rule: tag-fits
         if (x.tag > options_.maxTag)
           fail(ref, "tag " + std::to_string(x.tag) +
                         " exceeds the transport's largest tag " +
                         std::to_string(options_.maxTag));
         auto [it, fresh] = tags.emplace(x.tag, ref);
+        // rule: tag-unique
         if (!fresh)
           fail(ref, describe(p_, x) + " reuses tag " + std::to_string(x.tag) + " of " +
                         it->second.str() + " (tags are unique per message in a step)");
@@ -524,6 +549,7 @@ void Validator::checkGroupsUsed() const {
       if (isCollective(op.kind))
         used[size_t(op.group)] = 1;
   for (size_t g = 0; g < used.size(); ++g)
+    // rule: group-used
     if (!used[g])
       fail("collective_groups[" + std::to_string(g) + "] " + listString(p_.groups[g]) +
            ": no collective op of any rank has these members");
