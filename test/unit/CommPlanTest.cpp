@@ -235,6 +235,81 @@ TEST(CommPlan, VerifyFindsBrokenPlans) {
             std::string::npos);
 }
 
+// The position of the first op of `program` that `pred` accepts.
+template <class Pred> long find(const std::vector<PlanOp> &program, Pred pred) {
+  auto it = std::find_if(program.begin(), program.end(), pred);
+  EXPECT_NE(it, program.end());
+  return long(it - program.begin());
+}
+
+// Each rule of check() and verify() broken alone, with its exact message.
+TEST(CommPlan, EachRuleHasItsMessage) {
+  CommProblem p = gpipe(2, 2, 2);
+  CommPlan plan = planCommunication(p);
+  ASSERT_EQ(plan.verify(p), "");
+  CommProblem bad = p;
+  bad.numWorkers = 0;
+  EXPECT_EQ(bad.check(), "the number of workers must be positive");
+  bad = p;
+  bad.inputBegin.pop_back();
+  EXPECT_EQ(bad.check(), "the input lists do not match the jobs");
+
+  CommPlan repeated = plan;
+  auto isJob = [](const PlanOp &op) { return op.kind == PlanOp::Job; };
+  long first = find(repeated.programs[0], isJob);
+  repeated.programs[0].insert(repeated.programs[0].begin() + first + 1,
+                              repeated.programs[0][size_t(first)]);
+  EXPECT_EQ(repeated.verify(p), "worker 0, op 1: forward (s=0, b=0) is out of "
+                                "place, repeated or out of order");
+
+  CommPlan lostRecv = plan;
+  auto isRecv = [](const PlanOp &op) { return op.kind == PlanOp::Recv; };
+  lostRecv.programs[1].erase(lostRecv.programs[1].begin() +
+                             find(lostRecv.programs[1], isRecv));
+  EXPECT_EQ(lostRecv.verify(p), "worker 1, op 0: forward (s=1, b=0) consumes "
+                                "forward (s=0, b=0), which is not on worker 1");
+
+  CommPlan twice = plan;
+  twice.programs[0].push_back(twice.programs[0].back()); // the optimizer step
+  EXPECT_EQ(twice.verify(p), "worker 0, op 9: optimizer step of stage 0 on a "
+                             "worker that does not own it, or twice");
+}
+
+// The weight rules, on sharded weights: stage s's weights on worker s,
+// every job on worker b % 2 (FSDP-like).
+TEST(CommPlan, EachWeightRuleHasItsMessage) {
+  auto byMicrobatch = [](int64_t, int64_t b, Direction) {
+    return int32_t(b % 2);
+  };
+  auto byStage = [](int64_t s, int64_t, Direction) { return int32_t(s); };
+  CommProblem p = chain(2, 2, 2, byMicrobatch, byStage, 1);
+  CommPlan plan = planCommunication(p);
+  ASSERT_EQ(plan.verify(p), "");
+  auto isFetch = [&](const PlanOp &op) {
+    return op.kind == PlanOp::Recv &&
+           plan.messages[op.index].kind == Message::Weights;
+  };
+
+  CommPlan noFetch = plan;
+  noFetch.programs[1].erase(noFetch.programs[1].begin() +
+                            find(noFetch.programs[1], isFetch));
+  EXPECT_EQ(
+      noFetch.verify(p),
+      "worker 1, op 1: forward (s=0, b=1) runs without stage 0's weights");
+
+  CommPlan owned = plan;
+  owned.owns[1] = {0, 1};
+  EXPECT_EQ(owned.verify(p), "worker 1, op 1: fetches stage 0's weights, which "
+                             "it owns or holds already");
+
+  CommPlan release = plan;
+  release.programs[1].insert(release.programs[1].begin(),
+                             PlanOp{PlanOp::ReleaseWeights, 0});
+  EXPECT_EQ(
+      release.verify(p),
+      "worker 1, op 0: releases stage 0's weights, which it does not hold");
+}
+
 // A tensor consumed on many workers is sent once to each, however many of
 // them (past the planner's short list of receivers per producer, a table)
 // and however many of its consumers share a worker.
