@@ -99,3 +99,21 @@ sched.step stages = 2, microbatches = 1, workers = 2 partial {
   // expected-error @below {{reads either its backward ('after') or a scanned gradient ('grad', 'act'), not both}}
   sched.backward_weight (1, 0) after %2 grad %1
 }
+
+// -----
+
+sched.step stages = 2, microbatches = 1, workers = 2 partial {
+  %0 = sched.forward (0, 0)
+  // expected-error @below {{'sched.backward_weight' op backward_weight (s=0, b=0) reads activations only with a 'grad'}}
+  sched.backward_weight (0, 0) act %0
+}
+
+// -----
+
+sched.step stages = 2, microbatches = 1, workers = 2 partial {
+  %0 = sched.forward (0, 0)
+  %1 = sched.forward (1, 0) from %0
+  %2 = sched.loss_grad (1, 0) from %1
+  // expected-error @below {{'sched.combine' op interval [1, 1] is not a product of at least two elements of the scan [0, 1]}}
+  %3 = sched.combine (1, 0) jv [1, 1] %2, %2
+}

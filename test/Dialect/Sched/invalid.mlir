@@ -369,3 +369,17 @@ sched.step stages = 1, microbatches = 1, workers = 1 {
 // expected-error @below {{'sched.step' op has 99999999999 workers, more than the supported 1048576}}
 sched.step stages = 2, microbatches = 4, workers = 99999999999 {
 }
+
+// -----
+
+// Tests that the link's bandwidth is not negative.
+// expected-error @below {{cost 'bandwidth' must be positive}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, bandwidth = -1, unit = ns> {
+}
+
+// -----
+
+// Tests that a memory cap names its unit.
+// expected-error @below {{expected 'units', 'bytes' or 'none', got 'pages'}}
+sched.step stages = 2, microbatches = 2, workers = 2 cap <pages = 2> {
+}

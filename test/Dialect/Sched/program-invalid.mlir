@@ -230,3 +230,21 @@ sched.program stages = 2, microbatches = 1, workers = 2 cost <fwd = 1, bwd = 2> 
   sched.rank 1 owns [1] {
   }
 }
+
+// -----
+
+// Tests that a program holds rank programs only.
+sched.program stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 0 partial {
+  // expected-error @below {{'builtin.module' op cannot sit beside rank programs in a program}}
+  builtin.module {
+  }
+}
+
+// -----
+
+// Tests that a rank lists the stages it owns once each, in order.
+sched.program stages = 2, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 2> makespan 0 partial {
+  // expected-error @below {{'sched.rank' op owned stages must be sorted and distinct}}
+  sched.rank 0 owns [1, 0] {
+  }
+}
