@@ -177,6 +177,21 @@ TEST(CommPlan, ShardedWeightsAreFetchedAheadAndReleased) {
     // One reduce per stage onto its single owner.
     for (const Reduction &r : plan.reductions)
       EXPECT_FALSE(r.isAllReduce());
+    // Each worker sends the other its gradient of the other's stage and
+    // receives its own stage's (256 bytes each way: the root receives one
+    // gradient per other member, not its own), besides the weights each
+    // fetch moves from the stage's owner (256 bytes).
+    std::vector<int64_t> sent(2, 256), received(2, 256);
+    for (int32_t w : {0, 1})
+      for (const PlanOp &op : plan.programs[w])
+        if (op.kind == PlanOp::Recv &&
+            plan.messages[op.index].kind == Message::Weights) {
+          received[w] += 256;
+          sent[plan.messages[op.index].stage] += 256; // stage s's owner is s
+        }
+    Traffic t = accountTraffic(p, plan);
+    EXPECT_EQ(t.sentBytes, sent);
+    EXPECT_EQ(t.receivedBytes, received);
   }
 }
 
