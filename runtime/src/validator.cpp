@@ -65,6 +65,11 @@ private:
   void checkJobs() const;
   void checkScan();
   void checkRank(const RankProgram &rp);
+  void resetRank();
+  void touch(int s);
+  void checkCompute(const RankProgram &rp, const Op &op, const OpRef &ref);
+  void checkOptimizerStep(const RankProgram &rp, const Op &op, const OpRef &ref);
+  static std::string rankName(const RankProgram &rp) { return "rank " + std::to_string(rp.rank); }
   void checkTransfers(const RankProgram &rp, const Op &op, const OpRef &ref);
   void trackGradient(const RankProgram &rp, const Op &op, const OpRef &ref);
   void checkGradients(const RankProgram &rp);
@@ -210,24 +215,10 @@ void Validator::checkScan() {
 // received (a group's receives land when the whole group completes),
 // fetched weight copies, and what happens to each stage's weight gradient.
 void Validator::checkRank(const RankProgram &rp) {
-  const int r = rp.rank;
-  const std::string rankName = "rank " + std::to_string(r); // once per rank
-  for (int s : touched_) {
-    weights_[size_t(s)] = kNone;
-    uses_[size_t(s)] = GradientUse();
-  }
-  touched_.clear();
-  tiedAt_.assign(p_.ties.size(), -1);
-  auto touch = [&](int s) {
-    if (!uses_[size_t(s)].touched) {
-      uses_[size_t(s)].touched = true;
-      touched_.push_back(s);
-    }
-  };
-
+  resetRank();
   for (size_t i = 0; i < rp.ops.size(); ++i) {
     const Op &op = rp.ops[i];
-    const OpRef ref{int32_t(r), int32_t(i), -1};
+    const OpRef ref{int32_t(rp.rank), int32_t(i), -1};
     auto s = [&] { return std::to_string(op.stage); }; // only for messages
     if (op.stage >= 0)
       touch(op.stage);
@@ -238,39 +229,17 @@ void Validator::checkRank(const RankProgram &rp) {
     case OpKind::LossGrad:
     case OpKind::Jacobian:
     case OpKind::Combine:
-      // The loss gradient and the products use no weights.
-      // rule: compute-weights
-      if (op.kind != OpKind::LossGrad && op.kind != OpKind::Combine &&
-          !rp.ownsStage(op.stage) && weights_[size_t(op.stage)] != kFetched)
-        fail(ref, describe(p_, op) + " needs stage " + s() + "'s weights, which " +
-                      rankName + " neither owns nor fetched");
-      // rule: compute-inputs
-      for (int64_t id : rp.reads(op))
-        if (holder_[size_t(id)] != r)
-          fail(ref, describe(p_, op) + " needs " + describeTensor(p_, id) +
-                        ", which no earlier op of " + rankName + " computes or receives");
-      for (int64_t id : rp.writes(op))
-        holder_[size_t(id)] = r;
-      trackGradient(rp, op, ref);
+      checkCompute(rp, op, ref);
       break;
     case OpKind::ReleaseWeights:
       // rule: release-fetched
       if (weights_[size_t(op.stage)] != kFetched)
-        fail(ref, "releases stage " + s() + "'s weights, which " + rankName +
+        fail(ref, "releases stage " + s() + "'s weights, which " + rankName(rp) +
                       " has not fetched");
       weights_[size_t(op.stage)] = kNone;
       break;
     case OpKind::OptimizerStep:
-      // rule: step-owner
-      if (!rp.ownsStage(op.stage))
-        fail(ref, describe(p_, op) + ": " + rankName + " does not own stage " + s());
-      // rule: step-after-tied-grad
-      if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
-        fail(ref, describe(p_, op) + " is not preceded by " + rankName +
-                      "'s tied_grad (tie " + std::to_string(tie) +
-                      "): stage " + s() +
-                      " would step without the summed gradient of its tied weight");
-      trackGradient(rp, op, ref);
+      checkOptimizerStep(rp, op, ref);
       break;
     case OpKind::TiedGrad:
       checkTiedGrad(rp, op, ref);
@@ -297,6 +266,57 @@ void Validator::checkRank(const RankProgram &rp) {
     }
   }
   checkGradients(rp);
+}
+
+// Forgets the previous rank's state: only the stages it touched, so that
+// checking every rank costs O(ops), not O(ranks x stages).
+void Validator::resetRank() {
+  for (int s : touched_) {
+    weights_[size_t(s)] = kNone;
+    uses_[size_t(s)] = GradientUse();
+  }
+  touched_.clear();
+  tiedAt_.assign(p_.ties.size(), -1);
+}
+
+void Validator::touch(int s) {
+  if (!uses_[size_t(s)].touched) {
+    uses_[size_t(s)].touched = true;
+    touched_.push_back(s);
+  }
+}
+
+// A job: its weights are owned or fetched, its inputs computed or received
+// before; the loss gradient and the products use no weights.
+void Validator::checkCompute(const RankProgram &rp, const Op &op, const OpRef &ref) {
+  const int r = rp.rank;
+  // rule: compute-weights
+  if (op.kind != OpKind::LossGrad && op.kind != OpKind::Combine &&
+      !rp.ownsStage(op.stage) && weights_[size_t(op.stage)] != kFetched)
+    fail(ref, describe(p_, op) + " needs stage " + std::to_string(op.stage) +
+                  "'s weights, which " + rankName(rp) + " neither owns nor fetched");
+  // rule: compute-inputs
+  for (int64_t id : rp.reads(op))
+    if (holder_[size_t(id)] != r)
+      fail(ref, describe(p_, op) + " needs " + describeTensor(p_, id) +
+                    ", which no earlier op of " + rankName(rp) + " computes or receives");
+  for (int64_t id : rp.writes(op))
+    holder_[size_t(id)] = r;
+  trackGradient(rp, op, ref);
+}
+
+// An optimizer step: on an owner, after the tied reduction of its stage.
+void Validator::checkOptimizerStep(const RankProgram &rp, const Op &op, const OpRef &ref) {
+  // rule: step-owner
+  if (!rp.ownsStage(op.stage))
+    fail(ref, describe(p_, op) + ": " + rankName(rp) + " does not own stage " +
+                  std::to_string(op.stage));
+  // rule: step-after-tied-grad
+  if (int tie = p_.tieOf[size_t(op.stage)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
+    fail(ref, describe(p_, op) + " is not preceded by " + rankName(rp) + "'s tied_grad (tie " +
+                  std::to_string(tie) + "): stage " + std::to_string(op.stage) +
+                  " would step without the summed gradient of its tied weight");
+  trackGradient(rp, op, ref);
 }
 
 // A transfer or a group (a lone transfer is a group of one): sends need
@@ -330,10 +350,7 @@ void Validator::checkTransfers(const RankProgram &rp, const Op &op, const OpRef 
         fail(cref, describe(p_, x) + ": " + rankName() +
                        " already holds a fetched copy (release it first)");
       weights_[size_t(x.stage)] = kPending;
-      if (!uses_[size_t(x.stage)].touched) {
-        uses_[size_t(x.stage)].touched = true;
-        touched_.push_back(x.stage);
-      }
+      touch(x.stage);
     }
   }
   for (uint32_t c = 0; c < n; ++c) {
