@@ -166,63 +166,70 @@ std::string outputClash(const Options &o) {
 
 } // namespace
 
-std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
-  using Setter = std::function<std::optional<std::string>(const std::string &)>;
-  auto integer = [](int64_t lo, int64_t hi, auto store) -> Setter {
-    return [=](const std::string &v) -> std::optional<std::string> {
-      int64_t x;
-      if (!parseInt(v, lo, hi, x))
-        return "expects an integer in [" + std::to_string(lo) + ", " +
-               std::to_string(hi) + "], got '" + v + "'";
-      store(x);
-      return std::nullopt;
-    };
+namespace {
+
+using Setter = std::function<std::optional<std::string>(const std::string &)>;
+
+template <class Store> Setter integerSetter(int64_t lo, int64_t hi, Store store) {
+  return [=](const std::string &v) -> std::optional<std::string> {
+    int64_t x;
+    if (!parseInt(v, lo, hi, x))
+      return "expects an integer in [" + std::to_string(lo) + ", " +
+             std::to_string(hi) + "], got '" + v + "'";
+    store(x);
+    return std::nullopt;
   };
-  // Finite unless `infinite` (a deadline: inf waits for ever); `inf` as a
-  // --tolerance or --lr would read as a setting and disable the check.
-  auto number = [](double lo, auto store, bool infinite = false) -> Setter {
-    return [=](const std::string &v) -> std::optional<std::string> {
-      double x;
-      if (!parseDouble(v, x) || !(x >= lo) || (!infinite && std::isinf(x))) {
-        char bound[32];
-        std::snprintf(bound, sizeof bound, "%g", lo);
-        return std::string(infinite ? "expects a number >= "
-                                    : "expects a finite number >= ") +
-               bound + ", got '" + v + "'";
-      }
-      store(x);
-      return std::nullopt;
-    };
+}
+
+// Finite unless `infinite` (a deadline: inf waits for ever); `inf` as a
+// --tolerance or --lr would read as a setting and disable the check.
+template <class Store> Setter numberSetter(double lo, Store store, bool infinite = false) {
+  return [=](const std::string &v) -> std::optional<std::string> {
+    double x;
+    if (!parseDouble(v, x) || !(x >= lo) || (!infinite && std::isinf(x))) {
+      char bound[32];
+      std::snprintf(bound, sizeof bound, "%g", lo);
+      return std::string(infinite ? "expects a number >= "
+                                  : "expects a finite number >= ") +
+             bound + ", got '" + v + "'";
+    }
+    store(x);
+    return std::nullopt;
   };
-  auto file = [](auto store) -> Setter {
-    return [=](const std::string &v) -> std::optional<std::string> {
-      if (v.empty())
-        return "expects a file name, got ''";
-      store(v);
-      return std::nullopt;
-    };
+}
+
+template <class Store> Setter fileSetter(Store store) {
+  return [=](const std::string &v) -> std::optional<std::string> {
+    if (v.empty())
+      return "expects a file name, got ''";
+    store(v);
+    return std::nullopt;
   };
+}
+
+// The options that take a value, each with what stores it in `o`.
+std::map<std::string, Setter> valuedOptions(Options &o) {
   const int64_t kBig = int64_t(1) << 30;
-  std::map<std::string, Setter> valued = {
-      {"--hidden", integer(1, 1 << 14, [&](int64_t x) { o.hidden = x; })},
-      {"--batch", integer(1, kBig, [&](int64_t x) { o.batch = x; })},
-      {"--layers-per-stage", integer(1, 1 << 16, [&](int64_t x) { o.layers = x; })},
-      {"--seed", integer(0, INT64_MAX, [&](int64_t x) { o.seed = uint64_t(x); })},
-      {"--steps", integer(1, kBig, [&](int64_t x) { o.steps = int(x); })},
-      {"--fail-rank", integer(0, kBig, [&](int64_t x) { o.failRank = int(x); })},
-      {"--fail-at-op", integer(0, INT64_MAX, [&](int64_t x) { o.failAtOp = x; })},
-      {"--stages", integer(1, kBig, [&](int64_t x) { o.stages = int(x); })},
-      {"--microbatches", integer(1, kBig, [&](int64_t x) { o.microbatches = int(x); })},
-      {"--lr", number(0, [&](double x) { o.lr = x; })},
+  return {
+      {"--hidden", integerSetter(1, 1 << 14, [&](int64_t x) { o.hidden = x; })},
+      {"--batch", integerSetter(1, kBig, [&](int64_t x) { o.batch = x; })},
+      {"--layers-per-stage", integerSetter(1, 1 << 16, [&](int64_t x) { o.layers = x; })},
+      {"--seed", integerSetter(0, INT64_MAX, [&](int64_t x) { o.seed = uint64_t(x); })},
+      {"--steps", integerSetter(1, kBig, [&](int64_t x) { o.steps = int(x); })},
+      {"--fail-rank", integerSetter(0, kBig, [&](int64_t x) { o.failRank = int(x); })},
+      {"--fail-at-op", integerSetter(0, INT64_MAX, [&](int64_t x) { o.failAtOp = x; })},
+      {"--stages", integerSetter(1, kBig, [&](int64_t x) { o.stages = int(x); })},
+      {"--microbatches", integerSetter(1, kBig, [&](int64_t x) { o.microbatches = int(x); })},
+      {"--lr", numberSetter(0, [&](double x) { o.lr = x; })},
       // Deadlines are printed to 0.1 s ("timed out after 1.0 s") and no
       // MPI exchange is bounded finer: 0.1 s at least.
-      {"--timeout", number(0.1, [&](double x) { o.timeout = x; }, true)},
+      {"--timeout", numberSetter(0.1, [&](double x) { o.timeout = x; }, true)},
       {"--setup-timeout",
-       number(0.1, [&](double x) { o.setupTimeout = x; }, true)},
-      {"--tolerance", number(0, [&](double x) { o.tolerance = x; })},
+       numberSetter(0.1, [&](double x) { o.setupTimeout = x; }, true)},
+      {"--tolerance", numberSetter(0, [&](double x) { o.tolerance = x; })},
       {"--timeline", [&](const std::string &v) { o.timeline = v; return std::optional<std::string>(); }},
-      {"--trace", file([&](const std::string &v) { o.trace = v; })},
-      {"--profile", file([&](const std::string &v) { o.profile = v; })},
+      {"--trace", fileSetter([&](const std::string &v) { o.trace = v; })},
+      {"--profile", fileSetter([&](const std::string &v) { o.profile = v; })},
       {"--model-lib", [&](const std::string &v) { o.modelLib = v; return std::optional<std::string>(); }},
       {"--optimizer",
        [&](const std::string &v) -> std::optional<std::string> {
@@ -267,7 +274,11 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
          return std::nullopt;
        }},
   };
-  std::map<std::string, bool *> flags = {
+}
+
+// The options that take no value.
+std::map<std::string, bool *> flagOptions(Options &o) {
+  return {
       {"--verify", &o.verify},
       {"--reference-only", &o.referenceOnly},
       {"--check", &o.check},
@@ -275,7 +286,13 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
       {"--help", &o.help},
       {"-h", &o.help},
   };
+}
 
+// Reads argv into `o`: the program (the one positional argument), flags,
+// and --name value or --name=value.
+std::optional<std::string> readArguments(int argc, char **argv, Options &o) {
+  const std::map<std::string, Setter> valued = valuedOptions(o);
+  const std::map<std::string, bool *> flags = flagOptions(o);
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.size() < 2 || arg[0] != '-') {
@@ -308,8 +325,11 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
     if (auto err = v->second(value))
       return "option " + arg + " " + *err;
   }
-  if (o.help)
-    return std::nullopt;
+  return std::nullopt;
+}
+
+// The options that exclude or need one another, and the sizes they make.
+std::optional<std::string> checkCombinations(const Options &o) {
   if (o.program.empty() && !o.referenceOnly)
     return "no program given";
   if (o.referenceOnly && o.program.empty() && (o.stages == 0 || o.microbatches == 0))
@@ -331,6 +351,16 @@ std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
   if (std::string clash = outputClash(o); !clash.empty())
     return clash;
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> parseOptions(int argc, char **argv, Options &o) {
+  if (auto error = readArguments(argc, argv, o))
+    return error;
+  if (o.help)
+    return std::nullopt;
+  return checkCombinations(o);
 }
 
 namespace {
