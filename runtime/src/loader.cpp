@@ -269,6 +269,13 @@ private:
                 RankProgram &rp) const;
   Op loadOp(const json &v, const JsonPath &where, int rank, bool inGroup, Program &p,
             RankProgram &rp);
+  struct OpFields;
+  OpKind readOpFields(const json &v, bool inGroup, OpFields &f) const;
+  int64_t intOf(const OpFields &f, schema::Field field, int64_t lo, int64_t hi) const;
+  void loadJob(const OpFields &f, const Program &p, RankProgram &rp, Op &op) const;
+  void loadTransfer(const OpFields &f, int rank, const Program &p, Op &op) const;
+  void loadCollective(const OpFields &f, int rank, Program &p, Op &op);
+  void loadGroup(const OpFields &f, int rank, Program &p, RankProgram &rp, Op &op);
   void loadTensors(const json *reads, const json *writes, const JsonPath &where,
                    const Program &p, RankProgram &rp, Op &op) const;
   int64_t loadTensorList(const json &v, const JsonPath &where, const Program &p) const;
@@ -692,29 +699,78 @@ void Loader::loadOwns(const json &owns, const JsonPath &where, const Program &p,
        "stage " + std::to_string(*twice) + " is listed twice");
 }
 
-Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
-                  Program &p, RankProgram &rp) {
-  using schema::Field;
-  checkObject(v, where);
-  // One pass over the op's fields: which are present, and where.
+// An op's fields, read in one pass: which are present, and where.
+struct Loader::OpFields {
+  explicit OpFields(const JsonPath &at) : where(at) {}
+  const JsonPath &where;
   const json *fields[schema::kNumFields] = {};
   uint32_t present = 0;
+  std::string_view name; // the op's name, as the document spells it
+
+  const json &field(schema::Field f) const { return *fields[__builtin_ctz(uint32_t(f))]; }
+  JsonPath at(schema::Field f) const { return where.key(schema::fieldName(f)); }
+  bool has(schema::Field f) const { return (present & uint32_t(f)) != 0; }
+};
+
+Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
+                  Program &p, RankProgram &rp) {
+  OpFields f(where);
+  Op op;
+  op.kind = readOpFields(v, inGroup, f);
+  if (f.has(schema::kStage))
+    op.stage = int32_t(intOf(f, schema::kStage, 0, p.stages));
+  switch (op.kind) {
+  case OpKind::Combine:
+  case OpKind::LossGrad:
+  case OpKind::Jacobian:
+  case OpKind::Forward:
+  case OpKind::Backward:
+  case OpKind::BackwardWeight:
+    loadJob(f, p, rp, op);
+    break;
+  case OpKind::Send:
+  case OpKind::Recv:
+  case OpKind::SendWeights:
+  case OpKind::FetchWeights:
+    loadTransfer(f, rank, p, op);
+    break;
+  case OpKind::ReleaseWeights:
+  case OpKind::OptimizerStep:
+    break;
+  case OpKind::AllreduceGrad:
+  case OpKind::ReduceGrad:
+  case OpKind::TiedGrad:
+    loadCollective(f, rank, p, op);
+    break;
+  case OpKind::Group:
+    loadGroup(f, rank, p, rp, op);
+    break;
+  }
+  return op;
+}
+
+// The op's name and fields: a known op, allowed where it is, with its
+// required fields and no others.
+OpKind Loader::readOpFields(const json &v, bool inGroup, OpFields &f) const {
+  const JsonPath &where = f.where;
+  checkObject(v, where);
   bool unknown = false;
   for (auto it = v.begin(); it != v.end(); ++it) {
-    int f = fieldIndex(it.key());
-    if (f < 0) {
+    int i = fieldIndex(it.key());
+    if (i < 0) {
       unknown = true;
       continue;
     }
-    fields[f] = &it.value();
-    present |= 1u << f;
+    f.fields[i] = &it.value();
+    f.present |= 1u << i;
   }
-  const json *name = fields[0];
+  const json *name = f.fields[0];
   if (!name)
     fail(where, "missing field 'op'");
   if (!name->is_string())
     fail(where.key("op"), "expected a string, got " + describeValue(*name));
   const std::string &opText = name->get_ref<const std::string &>();
+  f.name = opText;
   std::optional<OpKind> kind = schema::opKindNamed(opText);
   if (!kind)
     fail(where.key("op"), "unknown op '" + opText + "'");
@@ -722,33 +778,28 @@ Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
   if (inGroup && !isPointToPoint(*kind))
     fail(where, "'" + opText + "' cannot appear in a group (only send, recv, "
                 "send_weights and fetch_weights can)");
-  if (unknown || (present & ~spec.allowed()))
+  if (unknown || (f.present & ~spec.allowed()))
     for (auto it = v.begin(); it != v.end(); ++it) { // the first, in key order
-      int f = fieldIndex(it.key());
-      if (f < 0 || !(spec.allowed() >> f & 1u))
+      int i = fieldIndex(it.key());
+      if (i < 0 || !(spec.allowed() >> i & 1u))
         fail(where, "unknown field '" + it.key() + "' for op '" + opText + "'");
     }
-  for (int f = 0; f < schema::kNumFields; ++f)
-    if ((spec.required >> f & 1u) && !(present >> f & 1u))
-      fail(where, "missing field '" + str(schema::kFieldNames[f]) + "'");
+  for (int i = 0; i < schema::kNumFields; ++i)
+    if ((spec.required >> i & 1u) && !(f.present >> i & 1u))
+      fail(where, "missing field '" + str(schema::kFieldNames[i]) + "'");
+  return *kind;
+}
 
-  auto field = [&](Field f) -> const json & {
-    return *fields[__builtin_ctz(uint32_t(f))];
-  };
-  auto at = [&](Field f) { return where.key(schema::fieldName(f)); };
-  auto has = [&](Field f) { return (present & uint32_t(f)) != 0; };
-  auto intOf = [&](Field f, int64_t lo, int64_t hi) {
-    return toInt(field(f), at(f), lo, hi);
-  };
+int64_t Loader::intOf(const OpFields &f, schema::Field field, int64_t lo, int64_t hi) const {
+  return toInt(f.field(field), f.at(field), lo, hi);
+}
 
-  Op op;
-  op.kind = *kind;
-  const int W = p.workers;
-  if (has(schema::kStage))
-    op.stage = int32_t(intOf(schema::kStage, 0, p.stages));
-  switch (op.kind) {
-  case OpKind::Combine: {
-    const json &product = field(schema::kProduct);
+// A job: its microbatch, simulated times and tensors; the scan's jobs need
+// a scanned program, a weight half a split or scanned backward.
+void Loader::loadJob(const OpFields &f, const Program &p, RankProgram &rp, Op &op) const {
+  const std::string opText(f.name);
+  if (op.kind == OpKind::Combine) {
+    const json &product = f.field(schema::kProduct);
     const std::string text = product.is_string() ? product.get<std::string>() : "";
     op.product = text == program::productName(program::ScanValue::Vector)
                      ? program::ScanValue::Vector
@@ -756,90 +807,76 @@ Op Loader::loadOp(const json &v, const JsonPath &where, int rank, bool inGroup,
                      ? program::ScanValue::Matrix
                      : program::ScanValue::None;
     if (op.product == program::ScanValue::None)
-      fail(at(schema::kProduct), "expected \"jv\" or \"jj\", got " + describeValue(product));
+      fail(f.at(schema::kProduct), "expected \"jv\" or \"jj\", got " + describeValue(product));
   }
-    [[fallthrough]];
-  case OpKind::LossGrad:
-  case OpKind::Jacobian:
-    if (!p.scanned())
-      fail(where, "'" + opText + "' needs \"scan_tensors\" (a scanned backward)");
-    [[fallthrough]];
-  case OpKind::Forward:
-  case OpKind::Backward:
-  case OpKind::BackwardWeight:
-    if (op.kind == OpKind::BackwardWeight && !p.splitBackward && !p.scanned())
-      fail(where, "backward_weight needs \"split_backward\": true (or a scanned "
+  if (program::isScan(op.kind) && !p.scanned())
+    fail(f.where, "'" + opText + "' needs \"scan_tensors\" (a scanned backward)");
+  if (op.kind == OpKind::BackwardWeight && !p.splitBackward && !p.scanned())
+    fail(f.where, "backward_weight needs \"split_backward\": true (or a scanned "
                   "backward's \"scan_tensors\")");
-    op.microbatch = int32_t(intOf(schema::kMicrobatch, 0, p.microbatches));
-    // Simulated times: present once the schedule was simulated.
-    if (has(schema::kStart))
-      op.start = toNumber(field(schema::kStart), at(schema::kStart));
-    if (has(schema::kEnd))
-      op.end = toNumber(field(schema::kEnd), at(schema::kEnd));
-    if (has(schema::kStart) && has(schema::kEnd) && op.end < op.start)
-      fail(at(schema::kEnd), "ends before its start");
-    loadTensors(&field(schema::kReads), &field(schema::kWrites), where, p, rp, op);
-    break;
-  case OpKind::Send:
-  case OpKind::Recv: {
-    const bool send = op.kind == OpKind::Send;
-    const Field f = send ? schema::kReads : schema::kWrites;
-    op.tensor = loadTensorList(field(f), at(f), p);
+  op.microbatch = int32_t(intOf(f, schema::kMicrobatch, 0, p.microbatches));
+  // Simulated times: present once the schedule was simulated.
+  if (f.has(schema::kStart))
+    op.start = toNumber(f.field(schema::kStart), f.at(schema::kStart));
+  if (f.has(schema::kEnd))
+    op.end = toNumber(f.field(schema::kEnd), f.at(schema::kEnd));
+  if (f.has(schema::kStart) && f.has(schema::kEnd) && op.end < op.start)
+    fail(f.at(schema::kEnd), "ends before its start");
+  loadTensors(&f.field(schema::kReads), &f.field(schema::kWrites), f.where, p, rp, op);
+}
+
+// A transfer: an activation's or gradient's send or receive names its
+// tensor, whose (s, b) it takes; every transfer has a peer, a tag, a size.
+void Loader::loadTransfer(const OpFields &f, int rank, const Program &p, Op &op) const {
+  if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
+    const schema::Field tensor = op.kind == OpKind::Send ? schema::kReads : schema::kWrites;
+    op.tensor = loadTensorList(f.field(tensor), f.at(tensor), p);
     if (!p.isScanTensor(op.tensor)) { // a scan tensor has no (s, b) of its own
       program::TensorRef t = program::tensorOf(op.tensor, p.microbatches);
       op.stage = int32_t(t.stage);
       op.microbatch = int32_t(t.microbatch);
     }
   }
-    [[fallthrough]];
-  case OpKind::SendWeights:
-  case OpKind::FetchWeights:
-    op.peer = int32_t(intOf(schema::kPeer, 0, W));
-    if (op.peer == rank)
-      fail(at(schema::kPeer), std::to_string(op.peer) + " is the rank itself");
-    op.tag = intOf(schema::kTag, 0, kMaxInt + 1);
-    op.bytes = intOf(schema::kBytes, 0, kNoUpperBound);
-    break;
-  case OpKind::ReleaseWeights:
-  case OpKind::OptimizerStep:
-    break;
-  case OpKind::AllreduceGrad:
-  case OpKind::ReduceGrad:
-    if (op.kind == OpKind::ReduceGrad)
-      op.root = int32_t(intOf(schema::kRoot, 0, W));
-    op.group = internGroup(field(schema::kMembers), at(schema::kMembers), rank, p);
-    op.bytes = intOf(schema::kBytes, 0, kNoUpperBound);
-    if (op.kind == OpKind::ReduceGrad &&
-        !std::binary_search(p.groups[size_t(op.group)].begin(),
-                            p.groups[size_t(op.group)].end(), op.root))
-      fail(at(schema::kRoot), "rank " + std::to_string(op.root) +
-                                  " is not in the members " +
-                                  listString(p.groups[size_t(op.group)]));
-    break;
-  case OpKind::TiedGrad:
+  op.peer = int32_t(intOf(f, schema::kPeer, 0, p.workers));
+  if (op.peer == rank)
+    fail(f.at(schema::kPeer), std::to_string(op.peer) + " is the rank itself");
+  op.tag = intOf(f, schema::kTag, 0, kMaxInt + 1);
+  op.bytes = intOf(f, schema::kBytes, 0, kNoUpperBound);
+}
+
+// A collective: its members (interned as a group), its size, and a
+// reduce's root among the members or a tied reduction's tie.
+void Loader::loadCollective(const OpFields &f, int rank, Program &p, Op &op) {
+  if (op.kind == OpKind::ReduceGrad)
+    op.root = int32_t(intOf(f, schema::kRoot, 0, p.workers));
+  if (op.kind == OpKind::TiedGrad) {
     if (p.ties.empty())
-      fail(at(schema::kTie), "the program ties no stages (it has no 'tied')");
-    op.tie = int32_t(intOf(schema::kTie, 0, int64_t(p.ties.size())));
-    op.group = internGroup(field(schema::kMembers), at(schema::kMembers), rank, p);
-    op.bytes = intOf(schema::kBytes, 0, kNoUpperBound);
-    break;
-  case OpKind::Group: {
-    const json &ops = field(schema::kOps);
-    const JsonPath opsAt = at(schema::kOps);
-    checkArray(ops, opsAt);
-    if (rp.children.size() + ops.size() > size_t(kMaxInt))
-      fail(opsAt, "the rank's groups hold more than 2^31 ops");
-    // Groups do not nest, so a group's children are contiguous.
-    op.first = uint32_t(rp.children.size());
-    op.count = uint32_t(ops.size());
-    for (size_t i = 0; i < ops.size(); ++i) {
-      Op child = loadOp(ops[i], opsAt.index(int64_t(i)), rank, true, p, rp);
-      rp.children.push_back(child);
-    }
-    break;
+      fail(f.at(schema::kTie), "the program ties no stages (it has no 'tied')");
+    op.tie = int32_t(intOf(f, schema::kTie, 0, int64_t(p.ties.size())));
   }
+  op.group = internGroup(f.field(schema::kMembers), f.at(schema::kMembers), rank, p);
+  op.bytes = intOf(f, schema::kBytes, 0, kNoUpperBound);
+  const std::vector<int> &members = p.groups[size_t(op.group)];
+  if (op.kind == OpKind::ReduceGrad &&
+      !std::binary_search(members.begin(), members.end(), op.root))
+    fail(f.at(schema::kRoot), "rank " + std::to_string(op.root) +
+                                  " is not in the members " + listString(members));
+}
+
+// A group: its transfers, loaded in order into the rank's children (groups
+// do not nest, so a group's children are contiguous).
+void Loader::loadGroup(const OpFields &f, int rank, Program &p, RankProgram &rp, Op &op) {
+  const json &ops = f.field(schema::kOps);
+  const JsonPath opsAt = f.at(schema::kOps);
+  checkArray(ops, opsAt);
+  if (rp.children.size() + ops.size() > size_t(kMaxInt))
+    fail(opsAt, "the rank's groups hold more than 2^31 ops");
+  op.first = uint32_t(rp.children.size());
+  op.count = uint32_t(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Op child = loadOp(ops[i], opsAt.index(int64_t(i)), rank, true, p, rp);
+    rp.children.push_back(child);
   }
-  return op;
 }
 
 // A send's reads or a receive's writes: exactly one tensor id.
