@@ -104,25 +104,33 @@ int receiveVerdict(MPI_Comm world, int rank, int verdict, double timeout) {
 
 } // namespace
 
-bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
+namespace {
+
+const char *const kGathering = "the gathering of the weights for --verify";
+
+// A rank other than 0 sends every stage it owns, all at once.
+void sendOwnedWeights(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
   const Program &p = *in.program;
   const int S = p.stages;
-  // Every owner sends all its copies at once; rank 0 receives them in stage
-  // and owner order. Every wait is bounded by --timeout.
-  const std::string gathering = "the gathering of the weights for --verify";
-  if (rank != 0) {
-    std::vector<MPI_Request> sends;
-    for (int s = 0; s < S; ++s)
-      if (p.ranks[rank].ownsStage(s)) {
-        sends.emplace_back();
-        MPI_Isend(in.owned[s]->data(), int(model.numParams(s)), MPI_FLOAT, 0, s, world,
-                  &sends.back());
-      }
-    waitOrAbort(sends.data(), int(sends.size()), rank, in.timeout, gathering);
-  }
-  std::vector<std::vector<float>> lowest(rank == 0 ? S : 0);
+  std::vector<MPI_Request> sends;
+  for (int s = 0; s < S; ++s)
+    if (p.ranks[rank].ownsStage(s)) {
+      sends.emplace_back();
+      MPI_Isend(in.owned[s]->data(), int(model.numParams(s)), MPI_FLOAT, 0, s, world,
+                &sends.back());
+    }
+  waitOrAbort(sends.data(), int(sends.size()), rank, in.timeout, kGathering);
+}
+
+// Rank 0 receives every owner's copy of every stage, in stage and owner
+// order, keeps the lowest owner's, and says whether the others are equal
+// to it bit for bit (replicas step with the same gradient).
+bool gatherReplicas(MPI_Comm world, int rank, Model &model, const VerifyInputs &in,
+                    std::vector<std::vector<float>> &lowest) {
+  const Program &p = *in.program;
+  const int S = p.stages;
   bool ok = true;
-  for (int s = 0; s < S && rank == 0; ++s) {
+  for (int s = 0; s < S; ++s) {
     size_t n = size_t(model.numParams(s));
     for (int o = 0; o < p.workers; ++o) {
       if (!p.ranks[o].ownsStage(s))
@@ -134,7 +142,7 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
         MPI_Request recv;
         MPI_Irecv(copy.data(), int(n), MPI_FLOAT, o, s, world, &recv);
         waitOrAbort(&recv, 1, rank, in.timeout,
-                    gathering + " (stage " + std::to_string(s) + " from rank " +
+                    std::string(kGathering) + " (stage " + std::to_string(s) + " from rank " +
                         std::to_string(o) + ")");
       }
       if (lowest[s].empty()) {
@@ -152,8 +160,14 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
       }
     }
   }
-  // The copies of a tied weight are one parameter: bitwise equal.
-  for (size_t g = 0; g < p.ties.size() && rank == 0; ++g) {
+  return ok;
+}
+
+// The copies of a tied weight are one parameter: bitwise equal.
+bool checkTiedCopies(const Program &p, Model &model,
+                     const std::vector<std::vector<float>> &lowest) {
+  bool ok = true;
+  for (size_t g = 0; g < p.ties.size(); ++g) {
     const std::vector<int> &stages = p.ties[g];
     const ParamTensor first = tiedTensor(model, stages, stages[0]);
     size_t differ = 0;
@@ -171,49 +185,72 @@ bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
                 differ ? "FAILED" : "OK");
     ok = ok && differ == 0;
   }
+  return ok;
+}
+
+// Rank 0 trains the sequential reference and compares the losses and the
+// weights with it, printing each verdict.
+bool compareWithReference(MPI_Comm world, Model &model, const VerifyInputs &in,
+                          const std::vector<std::vector<float>> &lowest) {
+  const Program &p = *in.program;
+  const int S = p.stages;
+  Heartbeat heartbeat(world, in.timeout);
+  ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps,
+                                     [&] { heartbeat.beat(); }, p.ties);
+  double lossErr = 0;
+  int badLosses = 0;
+  for (int t = 0; t < in.steps; ++t) {
+    badLosses += !std::isfinite(in.losses[t]) || !std::isfinite(ref.losses[t]);
+    keepWorse(relativeError(in.losses[t], ref.losses[t]), lossErr);
+  }
+  bool lossOk = badLosses == 0 && lossErr <= in.tolerance;
+  std::printf("verify: losses of %d steps vs reference: max relative error "
+              "%.1e: %s\n",
+              in.steps, lossErr, lossOk ? "OK" : "FAILED");
+  if (badLosses)
+    std::printf("verify: %d of %d steps have a non-finite loss (run or reference)\n",
+                badLosses, in.steps);
+  std::vector<std::vector<ParamTensor>> layouts;
+  for (int s = 0; s < S; ++s)
+    layouts.push_back(model.paramLayout(s));
+  const WeightComparison c = compareWeights(lowest, ref.params, layouts);
+  const bool weightsOk = c.passes(in.tolerance);
+  const std::string worst =
+      c.worstStage < 0 ? "none differs"
+                       : "worst: stage " + std::to_string(c.worstStage) + ", " +
+                             describe(c.worst);
+  std::printf("verify: weights vs reference: max normwise relative error %.1e over "
+              "%zu tensors (%s; tolerance %.0e): %s\n",
+              c.normwise, c.tensors, worst.c_str(), in.tolerance,
+              weightsOk ? "OK" : "FAILED");
+  std::printf("verify: element-wise max relative error %.1e over %zu parameters "
+              "(|a - b| / (|b| + 1e-6), not judged)\n",
+              c.elementwise, c.params);
+  if (c.nonFinite)
+    std::printf("verify: %zu of %zu parameters are not finite (first: stage %d, "
+                "parameter %zu: %g, reference %g)\n",
+                c.nonFinite, c.params, c.firstNonFiniteStage, c.firstNonFiniteIndex,
+                double(lowest[c.firstNonFiniteStage][c.firstNonFiniteIndex]),
+                double(ref.params[c.firstNonFiniteStage][c.firstNonFiniteIndex]));
+  std::printf("verify: %zu of %zu parameters bitwise equal to the reference; "
+              "weights fingerprint %016llx\n",
+              c.bitwise, c.params, (unsigned long long)fingerprint(lowest));
+  return lossOk && weightsOk;
+}
+
+} // namespace
+
+bool verifyRun(MPI_Comm world, int rank, Model &model, const VerifyInputs &in) {
+  // Every owner sends all its copies at once; rank 0 receives them in stage
+  // and owner order. Every wait is bounded by --timeout.
+  if (rank != 0)
+    sendOwnedWeights(world, rank, model, in);
+  bool ok = true;
   if (rank == 0) {
-    Heartbeat heartbeat(world, in.timeout);
-    ReferenceResult ref = runReference(model, p.graph, in.data, in.optimizer, in.steps,
-                                       [&] { heartbeat.beat(); }, p.ties);
-    double lossErr = 0;
-    int badLosses = 0;
-    for (int t = 0; t < in.steps; ++t) {
-      badLosses += !std::isfinite(in.losses[t]) || !std::isfinite(ref.losses[t]);
-      keepWorse(relativeError(in.losses[t], ref.losses[t]), lossErr);
-    }
-    bool lossOk = badLosses == 0 && lossErr <= in.tolerance;
-    std::printf("verify: losses of %d steps vs reference: max relative error "
-                "%.1e: %s\n",
-                in.steps, lossErr, lossOk ? "OK" : "FAILED");
-    if (badLosses)
-      std::printf("verify: %d of %d steps have a non-finite loss (run or reference)\n",
-                  badLosses, in.steps);
-    std::vector<std::vector<ParamTensor>> layouts;
-    for (int s = 0; s < S; ++s)
-      layouts.push_back(model.paramLayout(s));
-    const WeightComparison c = compareWeights(lowest, ref.params, layouts);
-    const bool weightsOk = c.passes(in.tolerance);
-    const std::string worst =
-        c.worstStage < 0 ? "none differs"
-                         : "worst: stage " + std::to_string(c.worstStage) + ", " +
-                               describe(c.worst);
-    std::printf("verify: weights vs reference: max normwise relative error %.1e over "
-                "%zu tensors (%s; tolerance %.0e): %s\n",
-                c.normwise, c.tensors, worst.c_str(), in.tolerance,
-                weightsOk ? "OK" : "FAILED");
-    std::printf("verify: element-wise max relative error %.1e over %zu parameters "
-                "(|a - b| / (|b| + 1e-6), not judged)\n",
-                c.elementwise, c.params);
-    if (c.nonFinite)
-      std::printf("verify: %zu of %zu parameters are not finite (first: stage %d, "
-                  "parameter %zu: %g, reference %g)\n",
-                  c.nonFinite, c.params, c.firstNonFiniteStage, c.firstNonFiniteIndex,
-                  double(lowest[c.firstNonFiniteStage][c.firstNonFiniteIndex]),
-                  double(ref.params[c.firstNonFiniteStage][c.firstNonFiniteIndex]));
-    std::printf("verify: %zu of %zu parameters bitwise equal to the reference; "
-                "weights fingerprint %016llx\n",
-                c.bitwise, c.params, (unsigned long long)fingerprint(lowest));
-    ok = ok && lossOk && weightsOk;
+    std::vector<std::vector<float>> lowest(size_t(in.program->stages));
+    ok = gatherReplicas(world, rank, model, in, lowest);
+    ok = checkTiedCopies(*in.program, model, lowest) && ok;
+    ok = compareWithReference(world, model, in, lowest) && ok;
   }
   return receiveVerdict(world, rank, ok, in.timeout) != 0;
 }
