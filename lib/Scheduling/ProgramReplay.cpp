@@ -97,13 +97,12 @@ private:
     while (pc[w] < program.size()) {
       const PlanOp &op = program[pc[w]];
       switch (op.kind) {
-      case PlanOp::Job: {
+      case PlanOp::Job:
         result.jobStart[op.index] = now[w];
         now[w] += costs.duration(p, op.index);
         result.jobEnd[op.index] = now[w];
         ++pc[w];
         break;
-      }
       case PlanOp::ReleaseWeights:
         ++pc[w];
         break;
@@ -115,65 +114,78 @@ private:
         break;
       }
       case PlanOp::Collective:
-      case PlanOp::TiedGrad: {
-        // Reductions, then tied reductions (all-reduces of the tied
-        // tensor, charged its `weights` bytes; local with one member).
-        bool isTied = op.kind == PlanOp::TiedGrad;
-        size_t slot = isTied ? plan.reductions.size() + op.index : op.index;
-        const std::vector<int32_t> &members =
-            isTied ? plan.tied[op.index].members
-                   : plan.reductions[op.index].members;
-        if (!posted[w]) {
-          posted[w] = true;
-          lastArrival[slot] = std::max(lastArrival[slot], now[w]);
-          if (++arrived[slot] == members.size()) {
-            reduced[slot] =
-                lastArrival[slot] +
-                (isTied ? costs.collective(plan.tied[op.index].bytes,
-                                           members.size(), true)
-                        : costs.collective(
-                              plan.reductions[op.index].bytes, members.size(),
-                              plan.reductions[op.index].isAllReduce()));
-            for (int32_t m : members)
-              if (size_t(m) != w)
-                wake(size_t(m));
-          }
-        }
-        if (reduced[slot] == kUnposted)
+      case PlanOp::TiedGrad:
+        if (!reduce(w, op))
           return; // woken when the last member arrives
-        now[w] = reduced[slot];
-        posted[w] = false;
-        ++pc[w];
         break;
-      }
       case PlanOp::Send:
-      case PlanOp::Recv: {
-        size_t end = groupEnd(w, pc[w]);
-        if (!posted[w]) {
-          posted[w] = true;
-          for (size_t i = pc[w]; i < end; ++i) {
-            const PlanOp &part = program[i];
-            const Message &m = plan.messages[part.index];
-            bool send = part.kind == PlanOp::Send;
-            (send ? sendPost : recvPost)[part.index] = now[w];
-            wake(size_t(send ? m.receiver : m.sender));
-          }
-        }
-        double done = now[w];
-        for (size_t i = pc[w]; i < end; ++i) {
-          uint32_t m = program[i].index;
-          if (sendPost[m] == kUnposted || recvPost[m] == kUnposted)
-            return; // woken when the other end posts
-          done = std::max(done, std::max(sendPost[m], recvPost[m]) +
-                                    costs.message(plan.messages[m].bytes));
-        }
-        now[w] = done;
-        posted[w] = false;
-        pc[w] = end;
+      case PlanOp::Recv:
+        if (!transfer(w))
+          return; // woken when the other end posts
         break;
-      }
       }
     }
+  }
+
+  /// Worker w at a reduction or a tied reduction (an all-reduce of the
+  /// tied tensor, charged its `weights` bytes; local with one member):
+  /// posts it once, and passes it when the last member has arrived.
+  bool reduce(size_t w, const PlanOp &op) {
+    bool isTied = op.kind == PlanOp::TiedGrad;
+    size_t slot = isTied ? plan.reductions.size() + op.index : op.index;
+    const std::vector<int32_t> &members =
+        isTied ? plan.tied[op.index].members : plan.reductions[op.index].members;
+    if (!posted[w]) {
+      posted[w] = true;
+      lastArrival[slot] = std::max(lastArrival[slot], now[w]);
+      if (++arrived[slot] == members.size()) {
+        reduced[slot] =
+            lastArrival[slot] +
+            (isTied ? costs.collective(plan.tied[op.index].bytes, members.size(),
+                                       true)
+                    : costs.collective(plan.reductions[op.index].bytes,
+                                       members.size(),
+                                       plan.reductions[op.index].isAllReduce()));
+        for (int32_t m : members)
+          if (size_t(m) != w)
+            wake(size_t(m));
+      }
+    }
+    if (reduced[slot] == kUnposted)
+      return false;
+    now[w] = reduced[slot];
+    posted[w] = false;
+    ++pc[w];
+    return true;
+  }
+
+  /// Worker w at a group of transfers (a lone transfer is a group of one):
+  /// posts every end once, and passes when each message has moved.
+  bool transfer(size_t w) {
+    const std::vector<PlanOp> &program = plan.programs[w];
+    size_t end = groupEnd(w, pc[w]);
+    if (!posted[w]) {
+      posted[w] = true;
+      for (size_t i = pc[w]; i < end; ++i) {
+        const PlanOp &part = program[i];
+        const Message &m = plan.messages[part.index];
+        bool send = part.kind == PlanOp::Send;
+        (send ? sendPost : recvPost)[part.index] = now[w];
+        wake(size_t(send ? m.receiver : m.sender));
+      }
+    }
+    double done = now[w];
+    for (size_t i = pc[w]; i < end; ++i) {
+      uint32_t m = program[i].index;
+      if (sendPost[m] == kUnposted || recvPost[m] == kUnposted)
+        return false;
+      done = std::max(done, std::max(sendPost[m], recvPost[m]) +
+                                costs.message(plan.messages[m].bytes));
+    }
+    now[w] = done;
+    posted[w] = false;
+    pc[w] = end;
+    return true;
   }
 
   const CommProblem &p;
