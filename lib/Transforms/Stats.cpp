@@ -291,6 +291,40 @@ static Totals totals(const StepStats &s) {
   return t;
 }
 
+/// The tied reductions' traffic, in total and per worker.
+static void printTiedTraffic(llvm::raw_ostream &os, const StepStats &s) {
+  int64_t messages = 0, bytes = 0;
+  std::string perMessages, perBytes;
+  for (const WorkerStats &w : s.perWorker) {
+    messages += w.tiedMessages;
+    bytes = scheduling::saturatingAdd(bytes, w.tiedBytes);
+    perMessages += (perMessages.empty() ? "" : ", ") +
+                   std::to_string(w.tiedMessages);
+    perBytes += (perBytes.empty() ? "" : ", ") + std::to_string(w.tiedBytes);
+  }
+  os << "tied weights: " << messages << " messages, " << bytes
+     << " bytes (per worker: messages [" << perMessages << "], bytes ["
+     << perBytes << "])\n";
+}
+
+/// The scan's shape and simulated backward, for a scanned step.
+static void printScan(llvm::raw_ostream &os, const StepStats &s) {
+  auto get = [&](StringRef key) {
+    auto value = s.scan.getAs<IntegerAttr>(key);
+    return value ? (long long)value.getInt() : 0LL;
+  };
+  os << llvm::format("scan: %lld steps (2 ceil(log2 S)), product depth %lld; "
+                     "per microbatch: critical path %lld vs %lld for "
+                     "back-propagation, work %lld vs %lld\n",
+                     get("steps"), get("product_depth"), get("critical_path"),
+                     get("sequential_path"), get("work"),
+                     get("sequential_work"));
+  os << llvm::format("scan simulated: longest backward %lld ticks (first scan "
+                     "job to last weight gradient); %lld scan tensors "
+                     "received\n",
+                     (long long)s.backwardSpan, (long long)s.scanRecv);
+}
+
 static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   Totals t = totals(s);
   os << "sched.step stages = " << s.stages << ", microbatches = "
@@ -328,20 +362,8 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                      "%lld weight fetches\n",
                      (long long)t.actRecv, (long long)t.gradRecv,
                      (long long)t.weightFetches);
-  if (s.tied) {
-    int64_t messages = 0, bytes = 0;
-    std::string perMessages, perBytes;
-    for (const WorkerStats &w : s.perWorker) {
-      messages += w.tiedMessages;
-      bytes = scheduling::saturatingAdd(bytes, w.tiedBytes);
-      perMessages += (perMessages.empty() ? "" : ", ") +
-                     std::to_string(w.tiedMessages);
-      perBytes += (perBytes.empty() ? "" : ", ") + std::to_string(w.tiedBytes);
-    }
-    os << "tied weights: " << messages << " messages, " << bytes
-       << " bytes (per worker: messages [" << perMessages << "], bytes ["
-       << perBytes << "])\n";
-  }
+  if (s.tied)
+    printTiedTraffic(os, s);
   os << llvm::format("memory: peak %lld live activations (%lld bytes) on the "
                      "busiest worker\n",
                      (long long)t.peakLive, (long long)t.peakLiveBytes);
@@ -359,22 +381,8 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
   os << llvm::format("replayed: %lld ticks (the rank programs, a transfer "
                      "moving once both ends have posted it)\n",
                      (long long)s.replayed);
-  if (!s.scan)
-    return;
-  auto get = [&](StringRef key) {
-    auto value = s.scan.getAs<IntegerAttr>(key);
-    return value ? (long long)value.getInt() : 0LL;
-  };
-  os << llvm::format("scan: %lld steps (2 ceil(log2 S)), product depth %lld; "
-                     "per microbatch: critical path %lld vs %lld for "
-                     "back-propagation, work %lld vs %lld\n",
-                     get("steps"), get("product_depth"), get("critical_path"),
-                     get("sequential_path"), get("work"),
-                     get("sequential_work"));
-  os << llvm::format("scan simulated: longest backward %lld ticks (first scan "
-                     "job to last weight gradient); %lld scan tensors "
-                     "received\n",
-                     (long long)s.backwardSpan, (long long)s.scanRecv);
+  if (s.scan)
+    printScan(os, s);
 }
 
 static llvm::json::Value toJson(const StepStats &s) {
