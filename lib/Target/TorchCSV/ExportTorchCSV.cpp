@@ -75,8 +75,8 @@ static void printCell(llvm::raw_ostream &os, const Cell &cell) {
   os << ")OVERLAP_F_B";
 }
 
-/// Reads the simulated step in `op` as torch's compute rows.
-static FailureOr<Rows> collectRows(Operation *op) {
+/// The one simulated step in `op` (not rank programs, not a spec).
+static FailureOr<StepOp> getSimulatedStep(Operation *op) {
   SmallVector<StepOp> steps;
   SmallVector<ProgramOp> programs;
   collectStepsAndPrograms(op, steps, programs);
@@ -86,16 +86,56 @@ static FailureOr<Rows> collectRows(Operation *op) {
   FailureOr<StepOp> single = getSingleStep(op);
   if (failed(single))
     return failure();
-  StepOp step = *single;
-  if (step.isSpec())
-    return step.emitOpError("has no jobs to export: run --sched-expand, "
-                            "--sched-place and --sched-simulate first");
-  bool split = step.getCostOrDefault().isSplitBackward();
+  if (single->isSpec())
+    return single->emitOpError("has no jobs to export: run --sched-expand, "
+                               "--sched-place and --sched-simulate first");
+  return single;
+}
 
-  struct Entry {
-    int64_t order;
-    JobOpInterface job;
+namespace {
+struct Entry {
+  int64_t order;
+  JobOpInterface job;
+};
+} // namespace
+
+/// One worker's jobs, in its order, as cells: an overlapped forward shares
+/// its cell with the next job; a whole backward in a split step is torch's
+/// `B`, its weight half (next in the order) part of it.
+static SmallVector<Cell> cellsOf(SmallVector<Entry> &row, bool split) {
+  llvm::sort(row, [](const Entry &a, const Entry &b) { return a.order < b.order; });
+  auto actionOf = [&](JobOpInterface job) {
+    return Action{torchActionLetter(job, split), job.getStageIndex(),
+                  job.getMicrobatchIndex()};
   };
+  auto wholeAt = [&](size_t i) {
+    auto backward = dyn_cast<BackwardOp>(row[i].job.getOperation());
+    return backward && backward.getWhole() && i + 1 < row.size() &&
+           row[i + 1].job.getDirection() == Direction::BackwardWeight;
+  };
+  SmallVector<Cell> cells;
+  for (size_t k = 0; k < row.size(); ++k) {
+    Cell cell;
+    cell.start = row[k].job.getStartTime();
+    cell.parts.push_back(actionOf(row[k].job));
+    auto forward = dyn_cast<ForwardOp>(row[k].job.getOperation());
+    if (forward && forward.getOverlapped() && k + 1 < row.size())
+      cell.parts.push_back(actionOf(row[++k].job));
+    if (wholeAt(k))
+      ++k;
+    cell.end = row[k].job.getEndTime();
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+/// Reads the simulated step in `op` as torch's compute rows.
+static FailureOr<Rows> collectRows(Operation *op) {
+  FailureOr<StepOp> simulated = getSimulatedStep(op);
+  if (failed(simulated))
+    return failure();
+  StepOp step = *simulated;
+  bool split = step.getCostOrDefault().isSplitBackward();
   SmallVector<SmallVector<Entry>> entries(step.getWorkers());
   // torch places each stage on one rank (_validate_schedule infers the
   // stage-to-rank map from the CSV): a stage spread over workers (DDP,
@@ -126,38 +166,9 @@ static FailureOr<Rows> collectRows(Operation *op) {
     owner = *worker;
     entries[*worker].push_back({*order, job});
   }
-  auto actionOf = [&](JobOpInterface job) {
-    return Action{torchActionLetter(job, split), job.getStageIndex(),
-                  job.getMicrobatchIndex()};
-  };
   rows.cells.resize(entries.size());
-  for (auto [worker, workerEntries] : llvm::enumerate(entries)) {
-    // A reference, not the binding: lambdas capture no structured binding
-    // before C++20 (clang 14, the fuzz build, refuses it).
-    auto &row = workerEntries;
-    llvm::sort(row, [](const Entry &a, const Entry &b) {
-      return a.order < b.order;
-    });
-    // A whole backward in a split step is torch's `B`: its weight half
-    // (next in the order) is part of it.
-    auto wholeAt = [&](size_t i) {
-      auto backward = dyn_cast<BackwardOp>(row[i].job.getOperation());
-      return backward && backward.getWhole() && i + 1 < row.size() &&
-             row[i + 1].job.getDirection() == Direction::BackwardWeight;
-    };
-    for (size_t k = 0; k < row.size(); ++k) {
-      Cell cell;
-      cell.start = row[k].job.getStartTime();
-      cell.parts.push_back(actionOf(row[k].job));
-      auto forward = dyn_cast<ForwardOp>(row[k].job.getOperation());
-      if (forward && forward.getOverlapped() && k + 1 < row.size())
-        cell.parts.push_back(actionOf(row[++k].job));
-      if (wholeAt(k))
-        ++k;
-      cell.end = row[k].job.getEndTime();
-      rows.cells[worker].push_back(std::move(cell));
-    }
-  }
+  for (auto [worker, row] : llvm::enumerate(entries))
+    rows.cells[worker] = cellsOf(row, split);
   return rows;
 }
 
@@ -180,6 +191,26 @@ LogicalResult pipesched::exportTorchCSV(Operation *op, llvm::raw_ostream &os) {
   return success();
 }
 
+/// torch's `_merge_bw`: an input half followed by its own weight half is
+/// one whole backward, `B`.
+static void mergeWeightHalves(SmallVector<Cell> &row) {
+  SmallVector<Cell> merged;
+  for (size_t k = 0; k < row.size(); ++k) {
+    Cell &cell = row[k];
+    if (cell.parts.size() == 1 && cell.parts[0].kind == 'I' &&
+        k + 1 < row.size() && row[k + 1].parts.size() == 1) {
+      const Action &next = row[k + 1].parts[0];
+      if (next.kind == 'W' && next.stage == cell.parts[0].stage &&
+          next.microbatch == cell.parts[0].microbatch) {
+        cell.parts[0].kind = 'B';
+        ++k;
+      }
+    }
+    merged.push_back(cell);
+  }
+  row = std::move(merged);
+}
+
 /// torch's `compute_comms` form (schedules.py `_merge_bw`, then
 /// `_add_send_recv`, of torch 00722e64): an input half followed by its
 /// weight half becomes `B`; the ranks are walked round-robin, each placing
@@ -193,23 +224,8 @@ LogicalResult pipesched::exportTorchCommsCSV(Operation *op,
     return failure();
   int64_t numStages = rows->stageWorker.size();
   size_t numRanks = rows->cells.size();
-  for (SmallVector<Cell> &row : rows->cells) {
-    SmallVector<Cell> merged;
-    for (size_t k = 0; k < row.size(); ++k) {
-      Cell &cell = row[k];
-      if (cell.parts.size() == 1 && cell.parts[0].kind == 'I' &&
-          k + 1 < row.size() && row[k + 1].parts.size() == 1) {
-        const Action &next = row[k + 1].parts[0];
-        if (next.kind == 'W' && next.stage == cell.parts[0].stage &&
-            next.microbatch == cell.parts[0].microbatch) {
-          cell.parts[0].kind = 'B';
-          ++k;
-        }
-      }
-      merged.push_back(cell);
-    }
-    row = std::move(merged);
-  }
+  for (SmallVector<Cell> &row : rows->cells)
+    mergeWeightHalves(row);
 
   // A communication action: {stage}{SEND_F|RECV_F|SEND_B|RECV_B}{microbatch}.
   using Comm = std::tuple<int64_t, StringRef, int64_t>;
