@@ -148,30 +148,55 @@ std::string pipesched::scheduling::checkBppsa(const BppsaShape &s) {
   return "";
 }
 
-BppsaGraph pipesched::scheduling::buildBppsaScan(const BppsaShape &s) {
-  const int64_t S = s.stages;
-  const int32_t L = ceilLog2(S);
-  const int64_t P = int64_t(1) << L;
-  BppsaGraph g;
-  g.paddedLength = P;
-  g.steps = 2 * L;
-  auto stageWorker = [&](int64_t stage) {
+namespace {
+/// Builds the Blelloch scan of every microbatch's backward: the leaves (G,
+/// then the Jacobians), the up-sweep, the down-sweep, and each stage's
+/// weight gradient from its prefix.
+class ScanBuilder {
+public:
+  explicit ScanBuilder(const BppsaShape &shape)
+      : s(shape), S(shape.stages), L(ceilLog2(shape.stages)),
+        P(int64_t(1) << L), a(static_cast<size_t>(P)) {
+    g.paddedLength = P;
+    g.steps = 2 * L;
+  }
+
+  BppsaGraph build() {
+    for (b = 0; b < s.microbatches; ++b) {
+      addLeaves();
+      upSweep();
+      // The root holds the whole product: g_0.
+      const Value total = a[size_t(P - 1)];
+      a[size_t(P - 1)] = Value{};
+      downSweep();
+      addWeightGradients(total);
+    }
+    return std::move(g);
+  }
+
+private:
+  int64_t stageWorker(int64_t stage) const {
     return s.stageWorker.empty() ? stage % s.workers : s.stageWorker[size_t(stage)];
-  };
-  auto nnzOf = [&](const Value &v) {
-    // G (element 0) is a vector; the rest are products of stage Jacobians.
+  }
+  /// G (element 0) is a vector; the rest are products of stage Jacobians.
+  int64_t nnzOf(const Value &v) const {
     return productNonzeros(s, v.hi - std::max<int64_t>(v.lo, 1) + 1);
-  };
-  auto add = [&](BppsaJob job) {
+  }
+  /// A job of the current microbatch.
+  BppsaJob newJob(BppsaJobKind kind) const {
+    BppsaJob job;
+    job.kind = kind;
+    job.microbatch = b;
+    return job;
+  }
+  int64_t add(BppsaJob job) {
     g.jobs.push_back(std::move(job));
     return int64_t(g.jobs.size() - 1);
-  };
+  }
 
-  std::vector<Value> a(static_cast<size_t>(P));
-  for (int64_t b = 0; b < s.microbatches; ++b) {
-    // The sequence: G, then J_{S-1} .. J_1; identity padding after.
-    BppsaJob loss{BppsaJobKind::LossGradient};
-    loss.microbatch = b;
+  /// The sequence: G, then J_{S-1} .. J_1; identity padding after.
+  void addLeaves() {
+    BppsaJob loss = newJob(BppsaJobKind::LossGradient);
     loss.stage = S - 1;
     loss.worker = stageWorker(S - 1);
     loss.lo = loss.hi = 0;
@@ -182,8 +207,7 @@ BppsaGraph pipesched::scheduling::buildBppsaScan(const BppsaShape &s) {
       a[size_t(k)] = Value{};
       if (k >= S)
         continue;
-      BppsaJob jac{BppsaJobKind::Jacobian};
-      jac.microbatch = b;
+      BppsaJob jac = newJob(BppsaJobKind::Jacobian);
       jac.stage = S - k;
       jac.worker = stageWorker(S - k);
       jac.lo = jac.hi = k;
@@ -191,44 +215,45 @@ BppsaGraph pipesched::scheduling::buildBppsaScan(const BppsaShape &s) {
       jac.outputFloats = saturatingMul(s.rows * s.width, productNonzeros(s, 1));
       a[size_t(k)] = Value{add(jac), k, k};
     }
+  }
 
-    // A product of two non-identity values; a move otherwise.
-    int64_t spread = 0;
-    auto combine = [&](const Value &left, const Value &right, BppsaJobKind kind,
-                       int32_t level, int64_t position) -> Value {
-      if (left.identity())
-        return right;
-      if (right.identity())
-        return left;
-      BppsaJob job{kind};
-      job.microbatch = b;
-      job.level = level;
-      job.position = position;
-      job.product = left.lo == 0 ? Product::JV : Product::JJ;
-      job.inputs = {uint32_t(left.job), uint32_t(right.job)};
-      job.lo = left.lo;
-      job.hi = right.hi;
-      job.worker = s.placement == ScanPlacement::Owner
-                       ? stageWorker(stageOfElement(S, right.hi))
-                       : spread++ % s.workers;
-      job.duration = productDuration(s, job.product, nnzOf(left), nnzOf(right));
-      const Value result{-1, job.lo, job.hi};
-      job.outputFloats = job.product == Product::JV
-                             ? s.rows * s.width
-                             : saturatingMul(s.rows * s.width, nnzOf(result));
-      return Value{add(std::move(job)), left.lo, right.hi};
-    };
+  /// A product of two non-identity values; a move otherwise.
+  Value combine(const Value &left, const Value &right, BppsaJobKind kind,
+                int32_t level, int64_t position) {
+    if (left.identity())
+      return right;
+    if (right.identity())
+      return left;
+    BppsaJob job = newJob(kind);
+    job.level = level;
+    job.position = position;
+    job.product = left.lo == 0 ? Product::JV : Product::JJ;
+    job.inputs = {uint32_t(left.job), uint32_t(right.job)};
+    job.lo = left.lo;
+    job.hi = right.hi;
+    job.worker = s.placement == ScanPlacement::Owner
+                     ? stageWorker(stageOfElement(S, right.hi))
+                     : spread++ % s.workers;
+    job.duration = productDuration(s, job.product, nnzOf(left), nnzOf(right));
+    const Value result{-1, job.lo, job.hi};
+    job.outputFloats = job.product == Product::JV
+                           ? s.rows * s.width
+                           : saturatingMul(s.rows * s.width, nnzOf(result));
+    return Value{add(std::move(job)), left.lo, right.hi};
+  }
 
+  void upSweep() {
     for (int32_t d = 0; d < L; ++d) {
       spread = 0;
       const int64_t half = int64_t(1) << d, stride = half << 1;
       for (int64_t k = 0; k < P; k += stride)
-        a[size_t(k + stride - 1)] = combine(a[size_t(k + half - 1)], a[size_t(k + stride - 1)],
-                                            BppsaJobKind::UpSweep, d, k + stride - 1);
+        a[size_t(k + stride - 1)] =
+            combine(a[size_t(k + half - 1)], a[size_t(k + stride - 1)],
+                    BppsaJobKind::UpSweep, d, k + stride - 1);
     }
-    // The root holds the whole product: g_0.
-    const Value total = a[size_t(P - 1)];
-    a[size_t(P - 1)] = Value{};
+  }
+
+  void downSweep() {
     for (int32_t d = L - 1; d >= 0; --d) {
       spread = 0;
       const int64_t half = int64_t(1) << d, stride = half << 1;
@@ -239,12 +264,13 @@ BppsaGraph pipesched::scheduling::buildBppsaScan(const BppsaShape &s) {
         a[r] = combine(a[l], leftTotal, BppsaJobKind::DownSweep, d, int64_t(r));
       }
     }
+  }
 
-    // g_s is the exclusive prefix at position S - s; g_0 the total.
+  /// g_s is the exclusive prefix at position S - s; g_0 the total.
+  void addWeightGradients(const Value &total) {
     for (int64_t st = S - 1; st >= 0; --st) {
       const Value &grad = st == 0 ? total : a[size_t(S - st)];
-      BppsaJob w{BppsaJobKind::WeightGradient};
-      w.microbatch = b;
+      BppsaJob w = newJob(BppsaJobKind::WeightGradient);
       w.stage = st;
       w.worker = stageWorker(st);
       w.inputs = {uint32_t(grad.job)};
@@ -254,7 +280,20 @@ BppsaGraph pipesched::scheduling::buildBppsaScan(const BppsaShape &s) {
       add(std::move(w));
     }
   }
-  return g;
+
+  const BppsaShape &s;
+  const int64_t S;
+  const int32_t L;
+  const int64_t P; // the padded length
+  BppsaGraph g;
+  std::vector<Value> a; // the scan's array, for the current microbatch
+  int64_t b = 0;        // the current microbatch
+  int64_t spread = 0;   // round-robin worker of a level's products
+};
+} // namespace
+
+BppsaGraph pipesched::scheduling::buildBppsaScan(const BppsaShape &s) {
+  return ScanBuilder(s).build();
 }
 
 std::string pipesched::scheduling::verifyBppsaScan(const BppsaShape &s,
