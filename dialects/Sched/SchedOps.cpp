@@ -305,59 +305,46 @@ static LogicalResult verifyTiedStages(Operation *op, TiedAttr tied,
   return success();
 }
 
-LogicalResult StepOp::verifyRegions() {
-  int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
-  bool scanned = !isSpec() && isScanned(getBody().front());
-  SmallVector<Direction, 3> directions =
-      expectedDirections(scanned, getCostOrDefault().isSplitBackward());
-  // Dense job keys index (s, b, d) with 3 directions in a scanned step.
-  int64_t perPair = scanned ? 3 : getJobsPerPair(), numJobs = 0;
-  if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
-      llvm::MulOverflow(numJobs, perPair, numJobs))
-    return emitOpError("stages * microbatches is too large");
-  numJobs = numStages * numMicrobatches * int64_t(directions.size());
-  // Every worker gets a program: a million ranks is past any machine.
-  constexpr int64_t kMaxWorkers = int64_t(1) << 20;
-  if (getWorkers() > kMaxWorkers)
-    return emitOpError() << "has " << getWorkers()
-                         << " workers, more than the supported " << kMaxWorkers;
-
-  auto emitError = [&] { return emitOpError(); };
-  if (StageGraphAttr graph = getStageGraphAttr())
+/// The step's attributes against its shape: the stage graph, layers, ties,
+/// strategy, placement and priority maps, memory cap and per-stage costs.
+static LogicalResult verifyStepAttributes(StepOp step) {
+  int64_t numStages = step.getStages(), numMicrobatches = step.getMicrobatches();
+  auto emitError = [&] { return step.emitOpError(); };
+  if (StageGraphAttr graph = step.getStageGraphAttr())
     for (int64_t dst : graph.getTargets())
       if (dst >= numStages)
-        return emitOpError() << "stage graph names stage " << dst
+        return step.emitOpError() << "stage graph names stage " << dst
                              << ", outside [0, " << numStages << ")";
-  if (failed(verifyLayerCounts(*this, getLayers(), numStages)) ||
-      failed(verifyTiedStages(*this, getTiedAttr(), numStages)))
+  if (failed(verifyLayerCounts(step, step.getLayers(), numStages)) ||
+      failed(verifyTiedStages(step, step.getTiedAttr(), numStages)))
     return failure();
-  if (auto strategy = getStrategyAttr())
-    if (failed(strategy.verifyShape(numStages, numMicrobatches, getWorkers(),
+  if (auto strategy = step.getStrategyAttr())
+    if (failed(strategy.verifyShape(numStages, numMicrobatches, step.getWorkers(),
                                     emitError)))
       return failure();
-  if (auto map = getComputeMapAttr())
+  if (auto map = step.getComputeMapAttr())
     if (failed(verifyPlacementMap(map.getValue(), "compute", numStages,
                                   numMicrobatches, emitError)))
       return failure();
-  if (auto map = getWeightsMapAttr())
+  if (auto map = step.getWeightsMapAttr())
     if (failed(verifyPlacementMap(map.getValue(), "weights", numStages,
                                   numMicrobatches, emitError)))
       return failure();
-  if (auto key = dyn_cast_if_present<AffineMapAttr>(getPriorityAttr()))
+  if (auto key = dyn_cast_if_present<AffineMapAttr>(step.getPriorityAttr()))
     if (failed(verifyPriorityKey(key.getValue(), numStages,
                                  numMicrobatches, emitError)))
       return failure();
-  if (MemoryCapAttr cap = getMemoryCapAttr()) {
+  if (MemoryCapAttr cap = step.getMemoryCapAttr()) {
     size_t n = cap.getLimits().size();
-    if (n > 1 && static_cast<int64_t>(n) != getWorkers())
-      return emitOpError() << "cap lists " << n << " values for "
-                           << getWorkers() << " workers";
+    if (n > 1 && static_cast<int64_t>(n) != step.getWorkers())
+      return step.emitOpError() << "cap lists " << n << " values for "
+                           << step.getWorkers() << " workers";
     if (cap.getInBytes() && !cap.isNone() &&
-        getCostOrDefault().getActBytes() == 0)
-      return emitOpError("cap in bytes needs the cost's 'act' size");
+        step.getCostOrDefault().getActBytes() == 0)
+      return step.emitOpError("cap in bytes needs the cost's 'act' size");
   }
 
-  CostAttr cost = getCostOrDefault();
+  CostAttr cost = step.getCostOrDefault();
   for (auto [key, values] :
        {std::pair<StringRef, ArrayRef<int64_t>>{"fwd", cost.getFwd()},
         {"bwd", cost.getBwd()},
@@ -365,20 +352,26 @@ LogicalResult StepOp::verifyRegions() {
         {"fwd_bwd", cost.getFwdBwd()},
         {"optimizer", cost.getOptimizer()}}) {
     if (values.size() > 1 && static_cast<int64_t>(values.size()) != numStages)
-      return emitOpError() << "cost '" << key << "' lists " << values.size()
+      return step.emitOpError() << "cost '" << key << "' lists " << values.size()
                            << " durations for " << numStages << " stages";
   }
-  if (isSpec())
-    return success();
+  return success();
+}
 
-  // Position of every job, by dense job index. Job verifiers have already
-  // checked ranges and edges; this checks the graph as a whole.
+/// The jobs of a step as a whole: each (s, b, d) once, a worker's slots
+/// distinct, a backward after its forward, every job present unless the
+/// step is partial. Job verifiers have already checked ranges and edges.
+static LogicalResult verifyStepJobs(StepOp step, bool scanned, int64_t perPair,
+                                    ArrayRef<Direction> directions,
+                                    int64_t numJobs) {
+  int64_t numStages = step.getStages(), numMicrobatches = step.getMicrobatches();
+  // Position of every job, by dense job index.
   llvm::DenseMap<int64_t, std::pair<unsigned, Operation *>> position;
-  position.reserve(getBody().front().getOperations().size());
+  position.reserve(step.getBody().front().getOperations().size());
   // (worker, position) of every ordered op: a worker runs one op per slot.
   llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> slots;
   unsigned index = 0;
-  for (Operation &op : getBody().front()) {
+  for (Operation &op : step.getBody().front()) {
     auto job = dyn_cast<JobOpInterface>(op);
     if (!job)
       return op.emitOpError("is not a job and cannot appear in a step");
@@ -412,17 +405,41 @@ LogicalResult StepOp::verifyRegions() {
     }
   }
 
-  if (!getPartial() && static_cast<int64_t>(position.size()) != numJobs) {
+  if (!step.getPartial() && static_cast<int64_t>(position.size()) != numJobs) {
     for (int64_t s = 0; s < numStages; ++s)
       for (int64_t b = 0; b < numMicrobatches; ++b)
         for (Direction d : directions)
           if (!position.count(jobIndex(numMicrobatches, perPair, s, b, d)))
-            return emitOpError() << "is missing "
+            return step.emitOpError() << "is missing "
                                  << describeJobAt(s, b, d)
                                  << " (mark the step 'partial' to allow an "
                                     "incomplete graph)";
   }
   return success();
+}
+
+LogicalResult StepOp::verifyRegions() {
+  int64_t numStages = getStages(), numMicrobatches = getMicrobatches();
+  bool scanned = !isSpec() && isScanned(getBody().front());
+  SmallVector<Direction, 3> directions =
+      expectedDirections(scanned, getCostOrDefault().isSplitBackward());
+  // Dense job keys index (s, b, d) with 3 directions in a scanned step.
+  int64_t perPair = scanned ? 3 : getJobsPerPair(), numJobs = 0;
+  if (llvm::MulOverflow(numStages, numMicrobatches, numJobs) ||
+      llvm::MulOverflow(numJobs, perPair, numJobs))
+    return emitOpError("stages * microbatches is too large");
+  numJobs = numStages * numMicrobatches * int64_t(directions.size());
+  // Every worker gets a program: a million ranks is past any machine.
+  constexpr int64_t kMaxWorkers = int64_t(1) << 20;
+  if (getWorkers() > kMaxWorkers)
+    return emitOpError() << "has " << getWorkers()
+                         << " workers, more than the supported " << kMaxWorkers;
+
+  if (failed(verifyStepAttributes(*this)))
+    return failure();
+  if (isSpec())
+    return success();
+  return verifyStepJobs(*this, scanned, perPair, directions, numJobs);
 }
 
 //===----------------------------------------------------------------------===//
