@@ -80,12 +80,32 @@ struct SearchReport {
   }
 };
 
+/// One stage count of a search over stage counts.
+struct StageTrial {
+  int64_t stages = 0;
+  OwningOpRef<ModuleOp> scratch; ///< holds the partitioned spec
+  StepOp spec;
+  std::optional<SearchReport> report;
+  std::string error;
+  int64_t latency() const {
+    return report->objective(report->best());
+  }
+};
+
 struct SchedSearch : pipesched::impl::SchedSearchBase<SchedSearch> {
   using Base::Base;
   void runOnOperation() override;
 
 private:
   FailureOr<SearchReport> search(StepOp spec);
+  FailureOr<int64_t> checkOptions(StepOp spec, SearchReport &report);
+  LogicalResult checkWork(StepOp spec, const SearchReport &report, int64_t jobs);
+  void evaluateAll(StepOp spec, const sim::SearchProblem &problem,
+                   SearchReport &report, const std::vector<uint32_t> &family,
+                   const std::vector<int64_t> &bounds,
+                   const std::vector<std::vector<int64_t>> &held);
+  void solveExactly(StepOp spec, const sim::SearchProblem &problem,
+                    SearchReport &report);
   /// Replays the ranked candidates at each replay-prefetch depth and orders
   /// them by the fastest replay.
   void replayRanked(StepOp spec, SearchReport &report);
@@ -95,6 +115,11 @@ private:
   /// With `layers`: the search over stage counts; prints or collects its
   /// reports like search() and rewrites `spec` into the best.
   LogicalResult searchStages(StepOp spec, llvm::json::Array &steps);
+  void tryStageCount(StepOp spec, const LayerFile &file, int64_t S,
+                     StageTrial &trial);
+  void printStageCounts(StepOp spec, const LayerFile &file,
+                        std::vector<StageTrial> &trials, const StageTrial *best,
+                        llvm::json::Array &steps);
   void emitReport(const SearchReport &report, llvm::json::Array &steps);
 };
 } // namespace
@@ -122,12 +147,9 @@ static std::optional<size_t> bestNamed(const SearchReport &r) {
   return best;
 }
 
-FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
-  MLIRContext *ctx = &getContext();
-  SearchReport report;
-  report.stages = spec.getStages();
-  report.microbatches = spec.getMicrobatches();
-  report.workers = spec.getWorkers();
+/// The options against each other and the spec; the limit in activations
+/// per worker (-1: none), with both limits recorded in the report.
+FailureOr<int64_t> SchedSearch::checkOptions(StepOp spec, SearchReport &report) {
   if (memoryLimit < 0 || memoryLimitBytes < 0 || top < 1 || top > kMaxTop ||
       exactNodes < 1 || maxJobs < 1 || maxWork < 1)
     return spec.emitOpError()
@@ -156,24 +178,15 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   report.memoryLimit = limit;
   report.memoryLimitBytes = memoryLimitBytes > 0 ? int64_t(memoryLimitBytes) : -1;
 
-  sim::SearchProblem problem = buildSearchProblem(spec);
-  problem.memoryLimit = limit;
-  problem.memoryLimitBytes = report.memoryLimitBytes;
-  if (std::string error = problem.check(); !error.empty())
-    return spec.emitOpError() << "cannot be searched: " << error;
-  report.problem = problem;
-  int64_t jobs = problem.numJobs();
-  if (jobs > maxJobs)
-    return spec.emitOpError()
-           << "has " << jobs << " jobs per candidate, more than max-jobs = "
-           << int64_t(maxJobs) << " (--sched-search=max-jobs=N raises the limit)";
+  return limit;
+}
 
-  auto start = std::chrono::steady_clock::now();
-  report.candidates = enumerateCandidates(spec, problem);
-  // Refused up front rather than simulated for minutes: the candidates'
-  // jobs, all of which the search may simulate (over every stage count
-  // of a search over stage counts).
-  // A replay lowers a candidate: counted as a simulation per depth.
+/// Refused up front rather than simulated for minutes: the candidates'
+/// jobs, all of which the search may simulate (over every stage count of a
+/// search over stage counts); a replay lowers a candidate, counted as a
+/// simulation per depth.
+LogicalResult SchedSearch::checkWork(StepOp spec, const SearchReport &report,
+                                     int64_t jobs) {
   int64_t replays = int64_t(replayPrefetch.size()) * int64_t(top);
   int64_t work = (int64_t(report.candidates.size()) + replays) * jobs;
   if (work > maxWork - workSpent)
@@ -184,10 +197,17 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
            << (workSpent ? " leaves after the stage counts before" : "")
            << " (--sched-search=max-work=N raises the limit)";
   workSpent += work;
-  // A family per placement (a strategy or a map): equal schedules of one
-  // family rank once, and what the placement fixes (a bound, the weights
-  // each worker holds) is computed once per family.
-  std::vector<uint32_t> family;
+  return success();
+}
+
+/// A family per placement (a strategy or a map): equal schedules of one
+/// family rank once, and what the placement fixes (a bound, the weights
+/// each worker holds) is computed once per family. Fills each candidate's
+/// family and bound, and each family's held weights.
+static void groupFamilies(StepOp spec, const sim::SearchProblem &problem,
+                          SearchReport &report, std::vector<uint32_t> &family,
+                          std::vector<int64_t> &bounds,
+                          std::vector<std::vector<int64_t>> &held) {
   std::vector<size_t> firstOf; // a candidate of each family
   llvm::DenseMap<Attribute, uint32_t> familyOf;
   for (auto [i, c] : llvm::enumerate(report.candidates)) {
@@ -199,14 +219,12 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   sim::LowerBound global = sim::computeLowerBound(problem);
   std::vector<int64_t> lifetimes = sim::activationLifetimes(problem);
   std::vector<int64_t> familyBound;
-  std::vector<std::vector<int64_t>> held;
   for (size_t first : firstOf) {
     const SearchCandidate &c = report.candidates[first];
     familyBound.push_back(sim::candidateBound(problem, global, lifetimes,
                                               candidateWorkers(spec, c)));
     held.push_back(heldWeightBytes(spec, c));
   }
-  std::vector<int64_t> bounds;
   bounds.reserve(report.candidates.size());
   for (auto [i, c] : llvm::enumerate(report.candidates)) {
     // Named strategies are always simulated (by their bound's place in the
@@ -217,7 +235,16 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
     bounds.push_back(isNamed ? global.value() : familyBound[family[i]]);
   }
 
-  // The phases' diagnostics on candidates are captured, not reported.
+}
+
+/// Simulates the candidates in batches, best bound first, in parallel;
+/// the phases' diagnostics on candidates are captured, not reported.
+void SchedSearch::evaluateAll(StepOp spec, const sim::SearchProblem &problem,
+                              SearchReport &report,
+                              const std::vector<uint32_t> &family,
+                              const std::vector<int64_t> &bounds,
+                              const std::vector<std::vector<int64_t>> &held) {
+  MLIRContext *ctx = &getContext();
   std::vector<std::string> errors(report.candidates.size());
   std::mutex errorsMutex;
   ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
@@ -246,6 +273,88 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
   };
   report.outcome =
       sim::runSearch(problem, bounds, family, size_t(top), kBatch, evaluate);
+}
+
+/// No candidate fits the memory limit (or every one is stuck): says so,
+/// with the one that came closest.
+static LogicalResult explainNoSchedule(StepOp spec, const SearchReport &report,
+                                       int64_t limit) {
+  bool bytes = report.memoryLimitBytes >= 0;
+  if (limit < 0)
+    return spec.emitOpError()
+           << "has no schedule: every one of its " << report.candidates.size()
+           << " candidates is stuck";
+  InFlightDiagnostic diag = spec.emitOpError()
+                            << "has no schedule within the memory limit of "
+                            << (bytes ? report.memoryLimitBytes : limit)
+                            << (bytes ? " bytes" : " activations")
+                            << " per worker";
+  // The candidate that came closest.
+  auto peakOf = [&](const sim::CandidateResult &r) {
+    return bytes ? r.peakBytes : r.peak;
+  };
+  std::optional<size_t> closest;
+  for (auto [i, r] : llvm::enumerate(report.outcome.results))
+    if (r.simulated &&
+        (!closest || peakOf(r) < peakOf(report.outcome.results[*closest])))
+      closest = i;
+  if (closest)
+    diag.attachNote() << "the least peak is "
+                      << peakOf(report.outcome.results[*closest])
+                      << (bytes ? " bytes" : " activations") << ", by "
+                      << candidateText(report.candidates[*closest]);
+  return diag;
+}
+
+/// With `exact`: the exact solver on the search's problem, bounded by the
+/// best candidate (or why it was skipped).
+void SchedSearch::solveExactly(StepOp spec, const sim::SearchProblem &problem,
+                               SearchReport &report) {
+  int64_t jobs = problem.numJobs();
+  if (problem.overlapRatio < 1)
+    report.exactSkipped = "overlapped pairs are not modelled";
+  else if (problem.memoryLimitBytes >= 0)
+    report.exactSkipped = "a limit in bytes (weights held) is not modelled";
+  else if (jobs > kExactMaxJobs)
+    report.exactSkipped = llvm::formatv("{0} jobs, more than {1}", jobs,
+                                        kExactMaxJobs);
+  else {
+    int64_t best =
+        report.outcome.results[report.outcome.ranking.front()].latency;
+    report.exact = sim::solveExactly(
+        problem, spec.getCostOrDefault().getTransfer(), best + 1, exactNodes);
+  }
+}
+
+FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
+  SearchReport report;
+  report.stages = spec.getStages();
+  report.microbatches = spec.getMicrobatches();
+  report.workers = spec.getWorkers();
+  FailureOr<int64_t> limit = checkOptions(spec, report);
+  if (failed(limit))
+    return failure();
+  sim::SearchProblem problem = buildSearchProblem(spec);
+  problem.memoryLimit = *limit;
+  problem.memoryLimitBytes = report.memoryLimitBytes;
+  if (std::string error = problem.check(); !error.empty())
+    return spec.emitOpError() << "cannot be searched: " << error;
+  report.problem = problem;
+  int64_t jobs = problem.numJobs();
+  if (jobs > maxJobs)
+    return spec.emitOpError()
+           << "has " << jobs << " jobs per candidate, more than max-jobs = "
+           << int64_t(maxJobs) << " (--sched-search=max-jobs=N raises the limit)";
+
+  auto start = std::chrono::steady_clock::now();
+  report.candidates = enumerateCandidates(spec, problem);
+  if (failed(checkWork(spec, report, jobs)))
+    return failure();
+  std::vector<uint32_t> family;
+  std::vector<int64_t> bounds;
+  std::vector<std::vector<int64_t>> held;
+  groupFamilies(spec, problem, report, family, bounds, held);
+  evaluateAll(spec, problem, report, family, bounds, held);
   report.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -253,50 +362,10 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
           sim::verifySearch(problem, family, size_t(top), report.outcome);
       !error.empty())
     return spec.emitOpError() << "search result is invalid: " << error;
-
-  if (report.outcome.ranking.empty()) {
-    bool bytes = report.memoryLimitBytes >= 0;
-    if (limit < 0)
-      return spec.emitOpError()
-             << "has no schedule: every one of its " << report.candidates.size()
-             << " candidates is stuck";
-    InFlightDiagnostic diag = spec.emitOpError()
-                              << "has no schedule within the memory limit of "
-                              << (bytes ? report.memoryLimitBytes : limit)
-                              << (bytes ? " bytes" : " activations")
-                              << " per worker";
-    // The candidate that came closest.
-    auto peakOf = [&](const sim::CandidateResult &r) {
-      return bytes ? r.peakBytes : r.peak;
-    };
-    std::optional<size_t> closest;
-    for (auto [i, r] : llvm::enumerate(report.outcome.results))
-      if (r.simulated &&
-          (!closest || peakOf(r) < peakOf(report.outcome.results[*closest])))
-        closest = i;
-    if (closest)
-      diag.attachNote() << "the least peak is "
-                        << peakOf(report.outcome.results[*closest])
-                        << (bytes ? " bytes" : " activations") << ", by "
-                        << candidateText(report.candidates[*closest]);
-    return diag;
-  }
-
-  if (exact) {
-    if (problem.overlapRatio < 1)
-      report.exactSkipped = "overlapped pairs are not modelled";
-    else if (problem.memoryLimitBytes >= 0)
-      report.exactSkipped = "a limit in bytes (weights held) is not modelled";
-    else if (jobs > kExactMaxJobs)
-      report.exactSkipped = llvm::formatv("{0} jobs, more than {1}", jobs,
-                                          kExactMaxJobs);
-    else {
-      int64_t best =
-          report.outcome.results[report.outcome.ranking.front()].latency;
-      report.exact = sim::solveExactly(
-          problem, spec.getCostOrDefault().getTransfer(), best + 1, exactNodes);
-    }
-  }
+  if (report.outcome.ranking.empty())
+    return explainNoSchedule(spec, report, *limit);
+  if (exact)
+    solveExactly(spec, problem, report);
   if (!replayPrefetch.empty())
     replayRanked(spec, report);
   applyCandidate(spec, report.candidates[report.best()]);
@@ -454,79 +523,37 @@ void SchedSearch::emitReport(const SearchReport &report,
     printReport(llvm::outs(), report);
 }
 
-namespace {
-/// One stage count of a search over stage counts.
-struct StageTrial {
-  int64_t stages = 0;
-  OwningOpRef<ModuleOp> scratch; ///< holds the partitioned spec
-  StepOp spec;
-  std::optional<SearchReport> report;
-  std::string error;
-  int64_t latency() const {
-    return report->objective(report->best());
-  }
-};
-} // namespace
 
-LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
+/// One stage count: the spec cloned with S stages, partitioned, searched.
+/// A count that fails (no partition, no schedule within the limit) keeps
+/// its error beside the others, not as the pass's error.
+void SchedSearch::tryStageCount(StepOp spec, const LayerFile &file, int64_t S,
+                                StageTrial &trial) {
   MLIRContext *ctx = &getContext();
-  // A tie names stages of one stage count; another count has other stages.
-  if (spec.getTiedAttr())
-    return spec.emitOpError(
-        "ties stages, which a search over stage counts would renumber: "
-        "search the stage count without ties, or search one count "
-        "without 'layers'");
-  LayerFile file;
-  if (std::string error = readLayerFile(layers, file); !error.empty())
-    return spec.emitOpError()
-           << "cannot partition with '" << layers << "': " << error;
-  SmallVector<int64_t> counts(stageCounts.begin(), stageCounts.end());
-  if (counts.empty())
-    for (int64_t S = 1;
-         S <= std::min<int64_t>(int64_t(file.layers.size()), 2 * spec.getWorkers());
-         ++S)
-      counts.push_back(S);
-  for (int64_t S : counts)
-    if (S < 1 || S > int64_t(file.layers.size()))
-      return spec.emitOpError()
-             << "cannot search " << S << " stages of " << file.layers.size()
-             << " layers: a stage holds at least one layer";
+  trial.stages = S;
+  trial.scratch = ModuleOp::create(spec.getLoc());
+  OpBuilder builder = OpBuilder::atBlockEnd(trial.scratch->getBody());
+  trial.spec = cast<StepOp>(builder.clone(*spec.getOperation()));
+  trial.spec.setStages(S);
+  ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+    if (trial.error.empty())
+      trial.error = diag.str();
+    return success();
+  });
+  if (failed(partitionStep(trial.spec, file, layers, 0,
+                           sim::PartitionMethod::Optimal)))
+    return;
+  FailureOr<SearchReport> report = search(trial.spec);
+  if (succeeded(report))
+    trial.report = std::move(*report);
+}
 
-  std::vector<StageTrial> trials;
-  for (int64_t S : counts) {
-    StageTrial &trial = trials.emplace_back();
-    trial.stages = S;
-    trial.scratch = ModuleOp::create(spec.getLoc());
-    OpBuilder builder = OpBuilder::atBlockEnd(trial.scratch->getBody());
-    trial.spec = cast<StepOp>(builder.clone(*spec.getOperation()));
-    trial.spec.setStages(S);
-    // A stage count that fails (no partition, no schedule within the
-    // limit) is reported beside the others, not as the pass's error.
-    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
-      if (trial.error.empty())
-        trial.error = diag.str();
-      return success();
-    });
-    if (failed(partitionStep(trial.spec, file, layers, 0,
-                             sim::PartitionMethod::Optimal)))
-      continue;
-    FailureOr<SearchReport> report = search(trial.spec);
-    if (succeeded(report))
-      trial.report = std::move(*report);
-  }
-
-  StageTrial *best = nullptr;
-  for (StageTrial &trial : trials)
-    if (trial.report && (!best || trial.latency() < best->latency()))
-      best = &trial;
-  if (!best) {
-    InFlightDiagnostic diag = spec.emitOpError()
-                              << "has no stage count with a schedule";
-    for (const StageTrial &trial : trials)
-      diag.attachNote() << trial.stages << " stages: " << trial.error;
-    return diag;
-  }
-
+/// Every stage count tried, with its best schedule or its error: JSON into
+/// `steps`, or a table on stdout.
+void SchedSearch::printStageCounts(StepOp spec, const LayerFile &file,
+                                   std::vector<StageTrial> &trials,
+                                   const StageTrial *best,
+                                   llvm::json::Array &steps) {
   if (format == StatsFormat::Json) {
     llvm::json::Array tried;
     for (StageTrial &trial : trials) {
@@ -567,6 +594,48 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
       os << (&trial == best ? "  <- best" : "") << "\n";
     }
   }
+}
+
+LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
+  // A tie names stages of one stage count; another count has other stages.
+  if (spec.getTiedAttr())
+    return spec.emitOpError(
+        "ties stages, which a search over stage counts would renumber: "
+        "search the stage count without ties, or search one count "
+        "without 'layers'");
+  LayerFile file;
+  if (std::string error = readLayerFile(layers, file); !error.empty())
+    return spec.emitOpError()
+           << "cannot partition with '" << layers << "': " << error;
+  SmallVector<int64_t> counts(stageCounts.begin(), stageCounts.end());
+  if (counts.empty())
+    for (int64_t S = 1;
+         S <= std::min<int64_t>(int64_t(file.layers.size()), 2 * spec.getWorkers());
+         ++S)
+      counts.push_back(S);
+  for (int64_t S : counts)
+    if (S < 1 || S > int64_t(file.layers.size()))
+      return spec.emitOpError()
+             << "cannot search " << S << " stages of " << file.layers.size()
+             << " layers: a stage holds at least one layer";
+
+  std::vector<StageTrial> trials;
+  for (int64_t S : counts)
+    tryStageCount(spec, file, S, trials.emplace_back());
+
+  StageTrial *best = nullptr;
+  for (StageTrial &trial : trials)
+    if (trial.report && (!best || trial.latency() < best->latency()))
+      best = &trial;
+  if (!best) {
+    InFlightDiagnostic diag = spec.emitOpError()
+                              << "has no stage count with a schedule";
+    for (const StageTrial &trial : trials)
+      diag.attachNote() << trial.stages << " stages: " << trial.error;
+    return diag;
+  }
+
+  printStageCounts(spec, file, trials, best, steps);
   emitReport(*best->report, steps);
 
   // The spec becomes the best stage count's partition and schedule.

@@ -92,12 +92,12 @@ static std::vector<Attribute> affinePriorities(MLIRContext *ctx, int64_t B,
   return keys;
 }
 
-std::vector<SearchCandidate>
-pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
-  MLIRContext *ctx = spec.getContext();
-  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
-          W = spec.getWorkers();
-  std::vector<StrategyAttrInterface> named, placements;
+/// Every named strategy that may fit S stages on W workers (verification
+/// decides), and those whose placement the affine priorities are tried on
+/// (one per distinct placement).
+static void namedStrategies(MLIRContext *ctx, int64_t S, int64_t B, int64_t W,
+                            std::vector<StrategyAttrInterface> &named,
+                            std::vector<StrategyAttrInterface> &placements) {
   auto add = [&](StrategyAttrInterface strategy, bool placement) {
     named.push_back(strategy);
     if (placement)
@@ -134,6 +134,38 @@ pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
     add(FslppAttr::get(ctx, groups, ring), false);
   }
 
+}
+
+/// The memory caps tried with a placement: none, and the search's limit
+/// (in bytes: what the weights the placement holds leave of it, in
+/// activations, at least one).
+static std::vector<MemoryCapAttr> capsFor(StepOp spec,
+                                          const sim::SearchProblem &problem,
+                                          const SearchCandidate &base) {
+  MLIRContext *ctx = spec.getContext();
+  std::vector<MemoryCapAttr> caps = {MemoryCapAttr::get(ctx, {}, false)};
+  if (problem.memoryLimitBytes >= 0 && problem.actBytes > 0) {
+    SmallVector<int64_t> units;
+    for (int64_t held : heldWeightBytes(spec, base))
+      units.push_back(std::max<int64_t>(
+          1, (problem.memoryLimitBytes - held) / problem.actBytes));
+    if (llvm::all_equal(units))
+      units.resize(1);
+    caps.push_back(MemoryCapAttr::get(ctx, units, false));
+  } else if (problem.memoryLimit > 0) {
+    caps.push_back(MemoryCapAttr::get(ctx, {problem.memoryLimit}, false));
+  }
+  return caps;
+}
+
+std::vector<SearchCandidate>
+pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
+  MLIRContext *ctx = spec.getContext();
+  int64_t S = spec.getStages(), B = spec.getMicrobatches(),
+          W = spec.getWorkers();
+  std::vector<StrategyAttrInterface> named, placements;
+  namedStrategies(ctx, S, B, W, named, placements);
+
   // Keep what verifies as a step of this shape; the refusals are expected
   // (most strategies constrain S, B and W) and not reported.
   OpBuilder builder(ctx);
@@ -164,20 +196,7 @@ pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
     applyCandidate(probe, base);
     if (base.strategy && failed(verify(probe)))
       continue;
-    std::vector<MemoryCapAttr> caps = {MemoryCapAttr::get(ctx, {}, false)};
-    if (problem.memoryLimitBytes >= 0 && problem.actBytes > 0) {
-      // What the weights leave of the limit, in activations (at least
-      // one: a worker that cannot hold one is over the limit anyway).
-      SmallVector<int64_t> units;
-      for (int64_t held : heldWeightBytes(spec, base))
-        units.push_back(std::max<int64_t>(
-            1, (problem.memoryLimitBytes - held) / problem.actBytes));
-      if (llvm::all_equal(units))
-        units.resize(1);
-      caps.push_back(MemoryCapAttr::get(ctx, units, false));
-    } else if (problem.memoryLimit > 0) {
-      caps.push_back(MemoryCapAttr::get(ctx, {problem.memoryLimit}, false));
-    }
+    std::vector<MemoryCapAttr> caps = capsFor(spec, problem, base);
     for (Attribute priority : affinePriorities(ctx, B, W))
       for (MemoryCapAttr cap : caps)
         keep({base.strategy, base.compute, priority, cap});
