@@ -37,34 +37,11 @@ static char kindOf(JobOpInterface job, bool split) {
   return torchActionLetter(job, split);
 }
 
-FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
-  if (step.isSpec())
-    return step.emitOpError("has no jobs to draw: run --sched-expand, "
-                            "--sched-place and --sched-simulate first");
-  FailureOr<StepCommProblem> input = buildCommProblem(step, /*prefetchDepth=*/1);
-  if (failed(input))
-    return failure();
-  const sch::CommProblem &problem = input->problem;
-  if (std::string error = problem.check(); !error.empty())
-    return step.emitOpError() << "cannot plan communication: " << error;
-  sch::CommPlan plan = sch::planCommunication(problem);
-
-  CostAttr cost = step.getCostOrDefault();
-  Diagram d;
-  d.stages = step.getStages();
-  d.microbatches = step.getMicrobatches();
-  d.workers = static_cast<int32_t>(step.getWorkers());
-  d.tickNs = cost.getTickNs();
-  {
-    llvm::raw_string_ostream title(d.title);
-    title << "stages = " << d.stages << ", microbatches = " << d.microbatches
-          << ", workers = " << d.workers;
-    if (Attribute strategy = step.getStrategyAttr())
-      title << ", " << strategy;
-  }
-
-  // Jobs in worker order: plan.programs lists each worker's jobs in order.
-  bool split = cost.isSplitBackward();
+/// The boxes: every job in its worker's order (plan.programs lists each
+/// worker's jobs in order).
+static void addJobs(const StepCommProblem &input, const sch::CommPlan &plan,
+                    bool split, Diagram &d) {
+  const sch::CommProblem &problem = input.problem;
   // `pair` below points into d.jobs: no reallocation while it lives.
   d.jobs.reserve(problem.jobs.size());
   for (const std::vector<sch::PlanOp> &program : plan.programs) {
@@ -73,7 +50,7 @@ FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
       if (op.kind != sch::PlanOp::Job)
         continue;
       const sch::PlannedJob &p = problem.jobs[op.index];
-      JobOpInterface ir = input->jobs[op.index];
+      JobOpInterface ir = input.jobs[op.index];
       Job job;
       job.worker = p.worker;
       job.stage = p.stage;
@@ -100,6 +77,12 @@ FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
     }
   }
 
+}
+
+/// The arrows: every message, sent when its producer ends (weights: at the
+/// sender's program point) and arriving no later than its first use.
+static void addMarks(const sch::CommProblem &problem, const sch::CommPlan &plan,
+                     int64_t transfer, Diagram &d) {
   // When each tensor is first needed on a worker: a transfer arrives no
   // later than that (the simulator's transfer time, capped by the consumer).
   llvm::DenseMap<std::pair<uint32_t, int32_t>, int64_t> firstUse;
@@ -124,7 +107,6 @@ FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
         recvAt[op.index] = next;
     }
   }
-  int64_t transfer = cost.getTransfer();
   for (auto [i, m] : llvm::enumerate(plan.messages)) {
     Mark mark;
     mark.kind = m.kind;
@@ -146,6 +128,36 @@ FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
   llvm::stable_sort(d.marks, [](const Mark &a, const Mark &b) {
     return a.sent < b.sent;
   });
+}
+
+FailureOr<Diagram> diagram::buildDiagram(StepOp step) {
+  if (step.isSpec())
+    return step.emitOpError("has no jobs to draw: run --sched-expand, "
+                            "--sched-place and --sched-simulate first");
+  FailureOr<StepCommProblem> input = buildCommProblem(step, /*prefetchDepth=*/1);
+  if (failed(input))
+    return failure();
+  const sch::CommProblem &problem = input->problem;
+  if (std::string error = problem.check(); !error.empty())
+    return step.emitOpError() << "cannot plan communication: " << error;
+  sch::CommPlan plan = sch::planCommunication(problem);
+
+  CostAttr cost = step.getCostOrDefault();
+  Diagram d;
+  d.stages = step.getStages();
+  d.microbatches = step.getMicrobatches();
+  d.workers = static_cast<int32_t>(step.getWorkers());
+  d.tickNs = cost.getTickNs();
+  {
+    llvm::raw_string_ostream title(d.title);
+    title << "stages = " << d.stages << ", microbatches = " << d.microbatches
+          << ", workers = " << d.workers;
+    if (Attribute strategy = step.getStrategyAttr())
+      title << ", " << strategy;
+  }
+
+  addJobs(*input, plan, cost.isSplitBackward(), d);
+  addMarks(problem, plan, cost.getTransfer(), d);
   return d;
 }
 
