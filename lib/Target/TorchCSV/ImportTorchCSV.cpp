@@ -62,7 +62,15 @@ private:
   Location locAt(unsigned line, unsigned column) {
     return FileLineColLoc::get(fileName, line, column);
   }
+  /// A job's position in its rank's order, and the action that runs it.
+  struct Slot {
+    const Action *action;
+    int64_t order;
+  };
   LogicalResult parse();
+  LogicalResult assignSlots(llvm::DenseMap<JobKey, Slot> &slots);
+  LogicalResult checkJobCount(size_t jobs);
+  LogicalResult placeJobs(StepOp step, const llvm::DenseMap<JobKey, Slot> &slots);
   LogicalResult parseCell(StringRef cell, int64_t rank, unsigned line,
                           unsigned column);
   LogicalResult parseOverlappedPair(StringRef cell, int64_t rank,
@@ -192,17 +200,10 @@ LogicalResult CSVImporter::parse() {
   return success();
 }
 
-OwningOpRef<ModuleOp> CSVImporter::run() {
-  if (failed(parse()))
-    return nullptr;
-
-  // Positions in each rank's order; a full backward in a split schedule
-  // takes two (its input half, then its weight half).
-  struct Slot {
-    const Action *action;
-    int64_t order;
-  };
-  llvm::DenseMap<JobKey, Slot> slots;
+/// Each action's jobs at their positions in its rank's order; a full
+/// backward in a split schedule takes two (its input half, then its weight
+/// half). A job named twice is an error at its second cell.
+LogicalResult CSVImporter::assignSlots(llvm::DenseMap<JobKey, Slot> &slots) {
   SmallVector<int64_t> nextOrder(numRanks, 0);
   for (const Action &a : actions) {
     SmallVector<Direction, 2> dirs;
@@ -234,40 +235,42 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
             << " appears twice";
         diag.attachNote(locAt(first.line, first.column))
             << "it first appears here";
-        return nullptr;
+        return failure();
       }
     }
   }
 
-  // The step has every job of stages x microbatches (the largest indices
-  // named); a schedule that runs far fewer cannot be complete. Refused
-  // before the graph is built, so that huge indices allocate nothing; a
-  // schedule short of a few jobs gets the precise message below.
+  return success();
+}
+
+/// The step has every job of stages x microbatches (the largest indices
+/// named); a schedule that runs far fewer cannot be complete. Refused
+/// before the graph is built, so that huge indices allocate nothing; a
+/// schedule short of a few jobs gets the precise message of placeJobs.
+LogicalResult CSVImporter::checkJobCount(size_t jobs) {
   int64_t expected = 0;
   if (llvm::MulOverflow(numStages, numMicrobatches, expected) ||
       llvm::MulOverflow(expected, int64_t(split ? 3 : 2), expected) ||
-      expected > static_cast<int64_t>(slots.size()) + 1024) {
+      expected > static_cast<int64_t>(jobs) + 1024) {
     const Action *widest = &actions.front();
     for (const Action &a : actions)
       if (a.stage + 1 == numStages || a.microbatch + 1 == numMicrobatches)
         widest = &a;
     emitError(locAt(widest->line, widest->column))
         << "the CSV schedule names " << numStages << " stages and "
-        << numMicrobatches << " microbatches but runs only " << slots.size()
+        << numMicrobatches << " microbatches but runs only " << jobs
         << " of their jobs (every forward and backward must appear once)";
-    return nullptr;
+    return failure();
   }
 
-  OpBuilder builder(ctx);
-  Location fileLoc = locAt(1, 1);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  builder.setInsertionPointToEnd(module->getBody());
-  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0, {}, 0, 0, 0, 0, {}, 0)
-                        : CostAttr::getDefault(ctx);
-  auto step = StepOp::create(builder, fileLoc, numStages, numMicrobatches,
-                             numRanks, cost);
-  buildJobGraph(step);
+  return success();
+}
 
+/// Every job of the step at its action's rank and position, located at
+/// its cell.
+LogicalResult CSVImporter::placeJobs(StepOp step,
+                                     const llvm::DenseMap<JobKey, Slot> &slots) {
+  Location fileLoc = locAt(1, 1);
   for (Operation &op : step.getBody().front()) {
     auto job = cast<JobOpInterface>(op);
     auto it = slots.find(jobKey(job.getStageIndex(), job.getMicrobatchIndex(),
@@ -276,7 +279,7 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
       emitError(fileLoc) << "the CSV schedule never runs " << describeJob(job)
                          << " (stages and microbatches are counted from the "
                             "largest ones it names)";
-      return nullptr;
+      return failure();
     }
     const Action &a = *it->second.action;
     job.setComputeWorker(a.rank);
@@ -288,7 +291,26 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
       backward.setWhole(split && a.kind == ActionKind::FullBackward);
     op.setLoc(locAt(a.line, a.column));
   }
-  if (failed(verify(*module)))
+  return success();
+}
+
+OwningOpRef<ModuleOp> CSVImporter::run() {
+  if (failed(parse()))
+    return nullptr;
+  llvm::DenseMap<JobKey, Slot> slots;
+  if (failed(assignSlots(slots)) || failed(checkJobCount(slots.size())))
+    return nullptr;
+  OpBuilder builder(ctx);
+  Location fileLoc = locAt(1, 1);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0, {}, 0, 0, 0, 0, {}, 0)
+                        : CostAttr::getDefault(ctx);
+  auto step = StepOp::create(builder, fileLoc, numStages, numMicrobatches,
+                             numRanks, cost);
+  buildJobGraph(step);
+
+  if (failed(placeJobs(step, slots)) || failed(verify(*module)))
     return nullptr;
   return module;
 }
