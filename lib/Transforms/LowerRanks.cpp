@@ -49,6 +49,9 @@ private:
   /// `received` collects (producer job, value) of the tensors received.
   void buildOp(int32_t worker, const sch::PlanOp &op,
                SmallVectorImpl<std::pair<uint32_t, Value>> &received);
+  void moveJob(int32_t worker, uint32_t j);
+  void buildTransfer(int32_t worker, const sch::PlanOp &op,
+                     SmallVectorImpl<std::pair<uint32_t, Value>> &received);
   /// The value of job `job`'s output on `worker`.
   Value valueOn(int32_t worker, uint32_t job) const;
 
@@ -66,77 +69,88 @@ Value RankBuilder::valueOn(int32_t worker, uint32_t job) const {
   return local[worker].lookup(job);
 }
 
+/// Moves job `j` into worker's rank, its operands the values there.
+void RankBuilder::moveJob(int32_t worker, uint32_t j) {
+  const sch::CommProblem &p = input.problem;
+  JobOpInterface job = input.jobs[j];
+  SmallVector<Value, 4> operands;
+  for (uint32_t k = p.inputBegin[j]; k < p.inputBegin[j + 1]; ++k)
+    operands.push_back(valueOn(worker, p.inputs[k]));
+  // A weight half on another worker than its backward has that
+  // backward's inputs as its problem inputs (CommProblem.cpp): received,
+  // re-read by it, but no operand of its op, whose only operand is
+  // `after` its backward on the same rank.
+  auto weightHalf = dyn_cast<BackwardWeightOp>(job.getOperation());
+  bool rereads = weightHalf && weightHalf.getInput() &&
+                 !(operands.size() == 1 &&
+                   p.jobs[p.inputs[p.inputBegin[j]]].direction ==
+                       sch::Direction::Backward &&
+                   p.jobs[p.inputs[p.inputBegin[j]]].stage ==
+                       p.jobs[j].stage);
+  // The job moves into its rank and keeps its fields but its worker and
+  // position, implied by the rank and the region order.
+  Operation *copy = job.getOperation();
+  copy->moveBefore(builder.getInsertionBlock(),
+                   builder.getInsertionPoint());
+  if (rereads)
+    weightHalf.getInputMutable().clear();
+  else
+    copy->setOperands(operands);
+  auto moved = cast<JobOpInterface>(copy);
+  moved.setComputeWorker(std::nullopt);
+  moved.setOrderIndex(std::nullopt);
+  if (copy->getNumResults())
+    local[worker][j] = copy->getResult(0);
+}
+
+/// A transfer: of weights, or of a tensor (a receive defines its value on
+/// the worker, recorded in `received`).
+void RankBuilder::buildTransfer(
+    int32_t worker, const sch::PlanOp &op,
+    SmallVectorImpl<std::pair<uint32_t, Value>> &received) {
+  Location loc = step.getLoc();
+  const sch::Message &m = plan.messages[op.index];
+  bool send = op.kind == sch::PlanOp::Send;
+  if (m.kind == sch::Message::Weights) {
+    if (send)
+      SendWeightsOp::create(builder, loc, m.stage, m.receiver,
+                            m.tag, m.bytes);
+    else
+      FetchWeightsOp::create(builder, loc, m.stage, m.sender,
+                             m.tag, m.bytes);
+    return;
+  }
+  auto kind = TensorKindAttr::get(step.getContext(),
+                                  m.kind == sch::Message::Activation
+                                      ? TensorKind::Activation
+                                  : m.kind == sch::Message::Gradient
+                                      ? TensorKind::Gradient
+                                      : TensorKind::Scan);
+  if (send) {
+    SendOp::create(builder, loc, valueOn(worker, m.producer), kind,
+                   m.stage, m.microbatch, m.receiver,
+                   m.tag, m.bytes);
+    return;
+  }
+  auto recv = RecvOp::create(builder, loc, tensorType, kind, m.stage,
+                             m.microbatch, m.sender, m.tag,
+                             m.bytes);
+  local[worker][m.producer] = recv.getOutput();
+  received.push_back({m.producer, recv.getOutput()});
+}
+
 void RankBuilder::buildOp(
     int32_t worker, const sch::PlanOp &op,
     SmallVectorImpl<std::pair<uint32_t, Value>> &received) {
   Location loc = step.getLoc();
   switch (op.kind) {
-  case sch::PlanOp::Job: {
-    const sch::CommProblem &p = input.problem;
-    JobOpInterface job = input.jobs[op.index];
-    SmallVector<Value, 4> operands;
-    for (uint32_t k = p.inputBegin[op.index]; k < p.inputBegin[op.index + 1];
-         ++k)
-      operands.push_back(valueOn(worker, p.inputs[k]));
-    // A weight half on another worker than its backward has that
-    // backward's inputs as its problem inputs (CommProblem.cpp): received,
-    // re-read by it, but no operand of its op, whose only operand is
-    // `after` its backward on the same rank.
-    auto weightHalf = dyn_cast<BackwardWeightOp>(job.getOperation());
-    bool rereads = weightHalf && weightHalf.getInput() &&
-                   !(operands.size() == 1 &&
-                     p.jobs[p.inputs[p.inputBegin[op.index]]].direction ==
-                         sch::Direction::Backward &&
-                     p.jobs[p.inputs[p.inputBegin[op.index]]].stage ==
-                         p.jobs[op.index].stage);
-    // The job moves into its rank and keeps its fields but its worker and
-    // position, implied by the rank and the region order.
-    Operation *copy = job.getOperation();
-    copy->moveBefore(builder.getInsertionBlock(),
-                     builder.getInsertionPoint());
-    if (rereads)
-      weightHalf.getInputMutable().clear();
-    else
-      copy->setOperands(operands);
-    auto moved = cast<JobOpInterface>(copy);
-    moved.setComputeWorker(std::nullopt);
-    moved.setOrderIndex(std::nullopt);
-    if (copy->getNumResults())
-      local[worker][op.index] = copy->getResult(0);
+  case sch::PlanOp::Job:
+    moveJob(worker, op.index);
     return;
-  }
   case sch::PlanOp::Send:
-  case sch::PlanOp::Recv: {
-    const sch::Message &m = plan.messages[op.index];
-    bool send = op.kind == sch::PlanOp::Send;
-    if (m.kind == sch::Message::Weights) {
-      if (send)
-        SendWeightsOp::create(builder, loc, m.stage, m.receiver,
-                              m.tag, m.bytes);
-      else
-        FetchWeightsOp::create(builder, loc, m.stage, m.sender,
-                               m.tag, m.bytes);
-      return;
-    }
-    auto kind = TensorKindAttr::get(step.getContext(),
-                                    m.kind == sch::Message::Activation
-                                        ? TensorKind::Activation
-                                    : m.kind == sch::Message::Gradient
-                                        ? TensorKind::Gradient
-                                        : TensorKind::Scan);
-    if (send) {
-      SendOp::create(builder, loc, valueOn(worker, m.producer), kind,
-                     m.stage, m.microbatch, m.receiver,
-                     m.tag, m.bytes);
-      return;
-    }
-    auto recv = RecvOp::create(builder, loc, tensorType, kind, m.stage,
-                               m.microbatch, m.sender, m.tag,
-                               m.bytes);
-    local[worker][m.producer] = recv.getOutput();
-    received.push_back({m.producer, recv.getOutput()});
+  case sch::PlanOp::Recv:
+    buildTransfer(worker, op, received);
     return;
-  }
   case sch::PlanOp::ReleaseWeights:
     ReleaseWeightsOp::create(builder, loc, op.index);
     return;
