@@ -75,6 +75,76 @@ llvm::cl::opt<std::string> lowerOptions(
     llvm::cl::cat(category));
 } // namespace
 
+/// The per-rank layout's directory, checked before any work (a rank of a
+/// per-rank run reads its own program only and trusts the compiler's proof
+/// of the whole, docs/program-format.md). Unset for one document.
+static LogicalResult
+openDirectory(const pipesched::LowerOptions &options,
+              std::optional<pipesched::ProgramEncoder> &directory) {
+  if (layout != pipesched::ProgramLayout::PerRank)
+    return success();
+  if (outputFile == "-") {
+    llvm::errs() << "pipeline-compile: --layout=per-rank writes a "
+                    "directory: name it with -o DIR\n";
+    return failure();
+  }
+  if (!options.verify) {
+    llvm::errs() << "pipeline-compile: --layout=per-rank needs the plan "
+                    "verified and proven deadlock-free: its ranks do not "
+                    "check each other's programs (drop verify=false)\n";
+    return failure();
+  }
+  llvm::Expected<pipesched::ProgramEncoder> out =
+      pipesched::ProgramEncoder::toDirectory(outputFile, encoding);
+  if (!out) {
+    llvm::errs() << "pipeline-compile: " << llvm::toString(out.takeError())
+                 << "\n";
+    return failure();
+  }
+  directory.emplace(std::move(*out));
+  return success();
+}
+
+/// The spec, parsed and verified (null after a located diagnostic).
+static OwningOpRef<ModuleOp> parseSpec(MLIRContext &context,
+                                       llvm::SourceMgr &sources,
+                                       TimingScope &root) {
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "pipeline-compile: " << error << "\n";
+    return nullptr;
+  }
+  sources.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  TimingScope parsing = root.nest("Parser");
+  return parseSourceFile<ModuleOp>(sources, &context);
+}
+
+/// Writes the one document to -o, saying so on a full disk or a closed
+/// pipe rather than leaving the stream's fatal error for the exit.
+static int
+writeDocument(llvm::function_ref<LogicalResult(pipesched::ProgramEncoder &)>
+                  write) {
+  std::string error;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "pipeline-compile: " << error << "\n";
+    return 1;
+  }
+  pipesched::ProgramEncoder out =
+      pipesched::ProgramEncoder::toStream(output->os(), encoding);
+  if (failed(write(out)))
+    return 1;
+  if (output->os().has_error()) {
+    llvm::errs() << "pipeline-compile: " << outputFile
+                 << ": cannot write: " << output->os().error().message() << "\n";
+    output->os().clear_error();
+    return 1;
+  }
+  output->keep();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // --mlir-timing (hidden from --help with the other MLIR options): the
@@ -94,52 +164,21 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  // The per-rank layout's directory is checked before any work.
   std::optional<pipesched::ProgramEncoder> directory;
-  if (layout == pipesched::ProgramLayout::PerRank) {
-    if (outputFile == "-") {
-      llvm::errs() << "pipeline-compile: --layout=per-rank writes a "
-                      "directory: name it with -o DIR\n";
-      return 1;
-    }
-    // A rank of a per-rank run reads its own program only and trusts the
-    // compiler's proof of the whole (docs/program-format.md).
-    if (!options->verify) {
-      llvm::errs() << "pipeline-compile: --layout=per-rank needs the plan "
-                      "verified and proven deadlock-free: its ranks do not "
-                      "check each other's programs (drop verify=false)\n";
-      return 1;
-    }
-    llvm::Expected<pipesched::ProgramEncoder> out =
-        pipesched::ProgramEncoder::toDirectory(outputFile, encoding);
-    if (!out) {
-      llvm::errs() << "pipeline-compile: " << llvm::toString(out.takeError())
-                   << "\n";
-      return 1;
-    }
-    directory.emplace(std::move(*out));
-  }
+  if (failed(openDirectory(*options, directory)))
+    return 1;
 
   DialectRegistry registry;
   pipesched::registerAllDialects(registry);
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
 
-  std::string error;
-  auto input = openInputFile(inputFile, &error);
-  if (!input) {
-    llvm::errs() << "pipeline-compile: " << error << "\n";
-    return 1;
-  }
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sources, &context);
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope root = timing.getRootScope();
-  TimingScope parsing = root.nest("Parser");
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
-  parsing.stop();
+  OwningOpRef<ModuleOp> module = parseSpec(context, sources, root);
   if (!module)
     return 1;
 
@@ -165,23 +204,5 @@ int main(int argc, char **argv) {
 
   if (directory)
     return failed(write(*directory));
-  auto output = openOutputFile(outputFile, &error);
-  if (!output) {
-    llvm::errs() << "pipeline-compile: " << error << "\n";
-    return 1;
-  }
-  pipesched::ProgramEncoder out =
-      pipesched::ProgramEncoder::toStream(output->os(), encoding);
-  if (failed(write(out)))
-    return 1;
-  // A full disk or a closed pipe: a message, not the stream's fatal error
-  // at exit.
-  if (output->os().has_error()) {
-    llvm::errs() << "pipeline-compile: " << outputFile
-                 << ": cannot write: " << output->os().error().message() << "\n";
-    output->os().clear_error();
-    return 1;
-  }
-  output->keep();
-  return 0;
+  return writeDocument(write);
 }
