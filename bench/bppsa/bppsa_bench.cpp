@@ -52,52 +52,65 @@ struct Point {
   int64_t modelCritical = 0, modelSequential = 0;
 };
 
-Point measure(int64_t S, int64_t H, int64_t rows, int64_t W, int reps) {
+// The MLP's S stages of width H: parameters, each stage's input on one
+// batch of `rows`, and a loss gradient.
+struct Stages {
+  pipesched_stage_config c;
+  std::vector<std::vector<float>> params, inputs;
+  std::vector<float> lossGradient, ws;
+};
+
+Stages makeStages(int64_t S, int64_t H, int64_t rows) {
   const pipesched_stage_api *api = builtinMlpApi();
-  pipesched_stage_config c{PIPESCHED_STAGE_ABI_VERSION, 0, int32_t(S), H, 1, 1};
+  Stages m{{PIPESCHED_STAGE_ABI_VERSION, 0, int32_t(S), H, 1, 1}, {}, {}, {}, {}};
   std::mt19937 rng(uint32_t(S * 7 + H));
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<std::vector<float>> params, inputs;
-  std::vector<float> x(size_t(rows * H)), ws;
+  std::vector<float> x(size_t(rows * H));
   for (float &v : x)
     v = normal(rng);
   for (int64_t s = 0; s < S; ++s) {
-    c.stage = int32_t(s);
-    std::vector<float> p(size_t(api->num_params(&c)));
-    api->init(&c, p.data());
-    params.push_back(p);
-    inputs.push_back(x);
-    ws.resize(size_t(api->workspace_floats(&c, rows)));
+    m.c.stage = int32_t(s);
+    std::vector<float> p(size_t(api->num_params(&m.c)));
+    api->init(&m.c, p.data());
+    m.params.push_back(p);
+    m.inputs.push_back(x);
+    m.ws.resize(size_t(api->workspace_floats(&m.c, rows)));
     std::vector<float> y(x.size());
-    api->forward(&c, p.data(), rows, x.data(), y.data(), ws.data());
+    api->forward(&m.c, p.data(), rows, x.data(), y.data(), m.ws.data());
     x = y;
   }
-  std::vector<float> lossGradient(x.size());
-  for (float &v : lossGradient)
+  m.lossGradient.resize(x.size());
+  for (float &v : m.lossGradient)
     v = normal(rng);
+  return m;
+}
 
-  Point pt{S, H};
-  // Back-propagation.
+// Back-propagation's median time; run -1 warms the caches and the
+// allocator up and is not recorded.
+double timeBackprop(Stages &m, int64_t S, int64_t rows, int reps) {
+  const pipesched_stage_api *api = builtinMlpApi();
   std::vector<double> times;
   std::vector<std::vector<float>> grads(static_cast<size_t>(S));
-  // Run -1 warms the caches and the allocator up and is not recorded.
   for (int r = -1; r < reps; ++r) {
     for (int64_t s = 0; s < S; ++s)
-      grads[size_t(s)].assign(params[size_t(s)].size(), 0.0f);
-    std::vector<float> g = lossGradient, gin(g.size());
+      grads[size_t(s)].assign(m.params[size_t(s)].size(), 0.0f);
+    std::vector<float> g = m.lossGradient, gin(g.size());
     auto t0 = Clock::now();
     for (int64_t s = S - 1; s >= 0; --s) {
-      c.stage = int32_t(s);
-      api->backward(&c, params[size_t(s)].data(), rows, inputs[size_t(s)].data(), g.data(),
-                    s > 0 ? gin.data() : nullptr, grads[size_t(s)].data(), ws.data());
+      m.c.stage = int32_t(s);
+      api->backward(&m.c, m.params[size_t(s)].data(), rows, m.inputs[size_t(s)].data(),
+                    g.data(), s > 0 ? gin.data() : nullptr, grads[size_t(s)].data(),
+                    m.ws.data());
       g.swap(gin);
     }
     if (r >= 0)
       times.push_back(seconds(t0, Clock::now()));
   }
-  pt.sequential = median(times);
+  return median(times);
+}
 
-  // BPPSA: stages in contiguous blocks over the workers.
+// BPPSA's shape: stages in contiguous blocks over the workers.
+BppsaShape scanShape(int64_t S, int64_t H, int64_t rows, int64_t W) {
   BppsaShape shape;
   shape.stages = S;
   shape.workers = W;
@@ -110,17 +123,18 @@ Point measure(int64_t S, int64_t H, int64_t rows, int64_t W, int reps) {
     std::fprintf(stderr, "%s\n", e.c_str());
     std::exit(1);
   }
-  BppsaGraph graph = buildBppsaScan(shape);
-  BppsaMetrics metrics = measureBppsa(shape, graph);
-  pt.modelCritical = metrics.criticalPath;
-  pt.modelSequential = metrics.sequentialPath;
+  return shape;
+}
 
-  std::vector<std::vector<double>> jobTimes(graph.jobs.size());
+// Runs the scan reps times (and once to warm up): each job's durations,
+// and the median total work.
+double timeScanJobs(const BppsaShape &shape, const BppsaGraph &graph, Stages &m,
+                    int reps, std::vector<std::vector<double>> &jobTimes) {
+  jobTimes.assign(graph.jobs.size(), {});
   std::vector<double> works, lastRun;
-  // Run -1 warms the caches and the allocator up and is not recorded.
   for (int r = -1; r < reps; ++r) {
-    runBppsa(shape, graph, c, Activation::Gelu, bppsa::Storage::Dense, params, inputs,
-             lossGradient, &lastRun);
+    runBppsa(shape, graph, m.c, Activation::Gelu, bppsa::Storage::Dense, m.params,
+             m.inputs, m.lossGradient, &lastRun);
     if (r < 0)
       continue;
     double work = 0;
@@ -130,20 +144,28 @@ Point measure(int64_t S, int64_t H, int64_t rows, int64_t W, int reps) {
     }
     works.push_back(work);
   }
-  pt.work = median(works);
+  return median(works);
+}
 
-  // The longest path through the measured durations (jobs are listed in a
-  // topological order).
+// The longest path through the measured durations (jobs are listed in a
+// topological order).
+double measuredCriticalPath(const BppsaGraph &graph,
+                            const std::vector<std::vector<double>> &jobTimes) {
   std::vector<double> finish(graph.jobs.size(), 0.0);
+  double critical = 0;
   for (size_t i = 0; i < graph.jobs.size(); ++i) {
     double start = 0;
     for (uint32_t in : graph.jobs[i].inputs)
       start = std::max(start, finish[in]);
     finish[i] = start + median(jobTimes[i]);
-    pt.critical = std::max(pt.critical, finish[i]);
+    critical = std::max(critical, finish[i]);
   }
+  return critical;
+}
 
-  // The measured durations (ns), list-scheduled on W workers.
+// The measured durations (ns), list-scheduled on W workers: seconds.
+double listScheduled(const BppsaGraph &graph,
+                     const std::vector<std::vector<double>> &jobTimes, int64_t W) {
   JobGraph jg;
   jg.numWorkers = int32_t(W);
   jg.predBegin.assign(1, 0);
@@ -160,7 +182,22 @@ Point measure(int64_t S, int64_t H, int64_t rows, int64_t W, int reps) {
     std::fprintf(stderr, "simulation failed: %s\n", sim.error.c_str());
     std::exit(1);
   }
-  pt.calibrated = double(sim.timeline->makespan) * 1e-9;
+  return double(sim.timeline->makespan) * 1e-9;
+}
+
+Point measure(int64_t S, int64_t H, int64_t rows, int64_t W, int reps) {
+  Stages m = makeStages(S, H, rows);
+  Point pt{S, H};
+  pt.sequential = timeBackprop(m, S, rows, reps);
+  BppsaShape shape = scanShape(S, H, rows, W);
+  BppsaGraph graph = buildBppsaScan(shape);
+  BppsaMetrics metrics = measureBppsa(shape, graph);
+  pt.modelCritical = metrics.criticalPath;
+  pt.modelSequential = metrics.sequentialPath;
+  std::vector<std::vector<double>> jobTimes;
+  pt.work = timeScanJobs(shape, graph, m, reps, jobTimes);
+  pt.critical = measuredCriticalPath(graph, jobTimes);
+  pt.calibrated = listScheduled(graph, jobTimes, W);
   return pt;
 }
 
