@@ -3,12 +3,8 @@
 than --max lines (default 80), counted from the line of its opening brace
 to the line of its closing one.
 
-  function-size.py [--max N] [--allow FILE] [ROOT]
+  function-size.py [--max N] [ROOT]
       prints each long function as FILE:LINE: NAME: N lines; status 1
-
---allow names the functions still waiting to be split, one "FILE: NAME: N"
-per line (scripts/long-functions.txt): a listed function may not grow past
-its N, nor stay listed once it fits; every other function must fit.
 
 A function is a brace block opened after a parameter list at namespace or
 class scope (lambdas and local blocks count toward the function around
@@ -100,17 +96,6 @@ def long_functions(path, limit):
     return found
 
 
-def read_allowed(path):
-    """FILE: NAME -> the most lines it may have."""
-    allowed = {}
-    for line in open(path, encoding="utf-8"):
-        line = line.split("#", 1)[0].strip()
-        if line:
-            where, n = line.rsplit(": ", 1)
-            allowed[where] = int(n)
-    return allowed
-
-
 def source_files(root):
     for folder in FOLDERS:
         for base, dirs, files in os.walk(os.path.join(root, folder)):
@@ -123,31 +108,17 @@ def source_files(root):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--max", type=int, default=80)
-    p.add_argument("--allow", help="the functions still waiting to be split")
     p.add_argument("root", nargs="?", default=".")
     args = p.parse_args(argv)
-    allowed = read_allowed(args.allow) if args.allow else {}
-    count, problems, waiting = 0, [], set()
+    count, long = 0, []
     for path in source_files(args.root):
         count += 1
         rel = os.path.relpath(path, args.root)
         for start, name, n in long_functions(path, args.max):
-            key = "%s: %s" % (rel, name)
-            if n <= allowed.get(key, 0):
-                waiting.add(key)
-                continue
-            grew = ""
-            if key in allowed:
-                waiting.add(key)
-                grew = " (listed at %d)" % allowed[key]
-            problems.append("%s:%d: %s: %d lines%s" % (rel, start, name, n, grew))
-    for key in sorted(set(allowed) - waiting):
-        problems.append("%s: fits now (or is gone): remove it from %s" % (key, args.allow))
-    print("\n".join(problems + [
-        "function-size: %d files, %d functions over %d lines waiting to be split, "
-        "%d problems" % (count, len(waiting),
-                         args.max, len(problems))]))
-    return 1 if problems else 0
+            long.append("%s:%d: %s: %d lines" % (rel, start, name, n))
+    print("\n".join(long + ["function-size: %d files, %d functions over %d lines"
+                            % (count, len(long), args.max)]))
+    return 1 if long else 0
 
 
 if __name__ == "__main__":
