@@ -162,7 +162,12 @@ def list_catalogue(mutants):
 
 def source_dir_of_build(root):
     """The directory the build names as its source (where the copy mounts)."""
-    cache = (root / "build" / "CMakeCache.txt").read_text(encoding="utf-8")
+    path = root / "build" / "CMakeCache.txt"
+    if not path.is_file():
+        sys.exit("mutation: %s has no build/ to copy: build it first "
+                 "(./scripts/setup.sh on a fresh clone, or the README's test "
+                 "command)" % root)
+    cache = path.read_text(encoding="utf-8")
     found = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", cache, re.M)
     if not found:
         sys.exit("mutation: build/CMakeCache.txt names no source directory")
