@@ -120,8 +120,8 @@ static OwningOpRef<ModuleOp> parseSpec(MLIRContext &context,
   return parseSourceFile<ModuleOp>(sources, &context);
 }
 
-/// Writes the one document to -o, saying so on a full disk or a closed
-/// pipe rather than leaving the stream's fatal error for the exit.
+/// Writes the one document to -o (a full disk or a closed pipe: a message,
+/// finishOutput).
 static int
 writeDocument(llvm::function_ref<LogicalResult(pipesched::ProgramEncoder &)>
                   write) {
@@ -135,14 +135,7 @@ writeDocument(llvm::function_ref<LogicalResult(pipesched::ProgramEncoder &)>
       pipesched::ProgramEncoder::toStream(output->os(), encoding);
   if (failed(write(out)))
     return 1;
-  if (output->os().has_error()) {
-    llvm::errs() << "pipeline-compile: " << outputFile
-                 << ": cannot write: " << output->os().error().message() << "\n";
-    output->os().clear_error();
-    return 1;
-  }
-  output->keep();
-  return 0;
+  return pipesched::finishOutput(*output, "pipeline-compile", outputFile);
 }
 
 int main(int argc, char **argv) {

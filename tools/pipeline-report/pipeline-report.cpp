@@ -239,15 +239,5 @@ int main(int argc, char **argv) {
     return 1;
   }
   writeReport(output->os(), entries);
-  // A full disk or a closed pipe: a message, not the stream's fatal error
-  // at exit.
-  output->os().close();
-  if (output->os().has_error()) {
-    llvm::errs() << "pipeline-report: " << outputFile
-                 << ": cannot write: " << output->os().error().message() << "\n";
-    output->os().clear_error();
-    return 1;
-  }
-  output->keep();
-  return 0;
+  return pipesched::finishOutput(*output, "pipeline-report", outputFile);
 }

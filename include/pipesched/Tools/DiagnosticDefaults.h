@@ -15,6 +15,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -70,6 +71,22 @@ inline void sayOutputErrorsPlainly(const char *tool) {
           llvm::errs() << "LLVM ERROR: " << text << "\n";
       },
       const_cast<char *>(tool));
+}
+
+/// Closes a tool's output and keeps it, or, on a full disk or a closed
+/// pipe, says `TOOL: PATH: cannot write: REASON` (not the stream's fatal
+/// error at exit) and drops it. The tool's exit status: 0 or 1.
+inline int finishOutput(llvm::ToolOutputFile &output, const char *tool,
+                        llvm::StringRef path) {
+  output.os().close();
+  if (output.os().has_error()) {
+    llvm::errs() << tool << ": " << path
+                 << ": cannot write: " << output.os().error().message() << "\n";
+    output.os().clear_error();
+    return 1;
+  }
+  output.keep();
+  return 0;
 }
 
 } // namespace pipesched
