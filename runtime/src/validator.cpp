@@ -327,7 +327,6 @@ void Validator::checkTransfers(const RankProgram &rp, const Op &op, const OpRef 
   const bool group = op.kind == OpKind::Group;
   const Op *children = group ? rp.childrenOf(op) : &op;
   const uint32_t n = group ? op.count : 1;
-  auto rankName = [&] { return "rank " + std::to_string(r); }; // only for messages
   for (uint32_t c = 0; c < n; ++c) {
     const Op &x = children[c];
     OpRef cref = ref;
@@ -337,17 +336,17 @@ void Validator::checkTransfers(const RankProgram &rp, const Op &op, const OpRef 
     // rule: send-tensor
     if (x.kind == OpKind::Send && holder_[size_t(x.tensor)] != r)
       fail(cref, describe(p_, x) + " needs " + describeTensor(p_, x.tensor) +
-                     ", which no earlier op of " + rankName() + " computes or receives");
+                     ", which no earlier op of " + rankName(rp) + " computes or receives");
     // rule: send-weights-owner
     if (x.kind == OpKind::SendWeights && !rp.ownsStage(x.stage))
-      fail(cref, describe(p_, x) + ": " + rankName() + " does not own stage " + xs());
+      fail(cref, describe(p_, x) + ": " + rankName(rp) + " does not own stage " + xs());
     if (x.kind == OpKind::FetchWeights) {
       // rule: fetch-not-owned
       if (rp.ownsStage(x.stage))
-        fail(cref, describe(p_, x) + ": " + rankName() + " owns stage " + xs());
+        fail(cref, describe(p_, x) + ": " + rankName(rp) + " owns stage " + xs());
       // rule: fetch-once
       if (weights_[size_t(x.stage)] != kNone)
-        fail(cref, describe(p_, x) + ": " + rankName() +
+        fail(cref, describe(p_, x) + ": " + rankName(rp) +
                        " already holds a fetched copy (release it first)");
       weights_[size_t(x.stage)] = kPending;
       touch(x.stage);
@@ -408,7 +407,6 @@ void Validator::trackGradient(const RankProgram &rp, const Op &op, const OpRef &
 }
 
 void Validator::checkGradients(const RankProgram &rp) {
-  const std::string rankName = "rank " + std::to_string(rp.rank);
   for (int s : touched_) {
     const GradientUse &use = uses_[size_t(s)];
     const bool afterLast = use.lastCollective >= 0;
@@ -419,12 +417,12 @@ void Validator::checkGradients(const RankProgram &rp) {
     const std::string st = std::to_string(s);
     // rule: wgrad-before-last-collective
     if (afterLast)
-      fail(ref, what + " adds to stage " + st + "'s weight gradient after " + rankName +
+      fail(ref, what + " adds to stage " + st + "'s weight gradient after " + rankName(rp) +
                     "'s last collective on it (" +
                     OpRef{ref.rank, use.lastCollective, -1}.str() +
                     "): its contribution would be lost");
     // rule: wgrad-reaches-step
-    fail(ref, what + " computes stage " + st + "'s weight gradient on " + rankName +
+    fail(ref, what + " computes stage " + st + "'s weight gradient on " + rankName(rp) +
                   ", which neither owns stage " + st +
                   " nor reduces its gradient in a collective: its contribution "
                   "would be lost");
@@ -432,13 +430,13 @@ void Validator::checkGradients(const RankProgram &rp) {
   for (int s : rp.owns)
     // rule: owner-runs-tied-grad
     if (int tie = p_.tieOf[size_t(s)]; tie >= 0 && tiedAt_[size_t(tie)] < 0)
-      fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns tied stage " +
+      fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName(rp) + " owns tied stage " +
            std::to_string(s) + " but runs no tied_grad (tie " + std::to_string(tie) +
            "): its copy of the tied weight would miss the other stages' gradients");
   for (int s : rp.owns)
     // rule: owner-steps
     if (uses_[size_t(s)].optimizerStep < 0)
-      fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName + " owns stage " +
+      fail(OpRef{int32_t(rp.rank), -1, -1}.str() + ": " + rankName(rp) + " owns stage " +
            std::to_string(s) + " but runs no optimizer_step (s=" + std::to_string(s) +
            "): every owner applies the stage's gradient once per step");
   for (int s : rp.owns)
@@ -510,10 +508,9 @@ const Validator::TieOwners &Validator::tieOwners(int tie) {
 // reduce-before-tied-grad), before their steps (an earlier step fails
 // step-after-tied-grad: a stage has one tie, so no step can come between).
 void Validator::checkTiedGrad(const RankProgram &rp, const Op &op, const OpRef &ref) {
-  const std::string rankName = "rank " + std::to_string(rp.rank);
   // rule: tied-grad-once
   if (tiedAt_[size_t(op.tie)] >= 0)
-    fail(ref, describe(p_, op) + " runs twice on " + rankName + " (first at " +
+    fail(ref, describe(p_, op) + " runs twice on " + rankName(rp) + " (first at " +
                   OpRef{ref.rank, tiedAt_[size_t(op.tie)], -1}.str() + ")");
   tiedAt_[size_t(op.tie)] = ref.op;
   const auto &[owners, everyOwnerOwnsAll] = tieOwners(op.tie);
