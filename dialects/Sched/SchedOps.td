@@ -294,6 +294,13 @@ def Sched_BackwardWeightOp : Sched_TimedJobOp<"backward_weight", [
     (`order` $order^)? (`duration` $duration^)? (`at` $start^ `to` $end)?
     attr-dict
   }];
+  let extraClassDeclaration = [{
+    /// The one statement of the weight half's reads: a split backward's
+    /// weight half reads what its backward read (the backward's inputs,
+    /// wherever it runs); a scanned backward's reads `grad` and `act`. In a
+    /// step the verifier makes this the same as having `after` (an input).
+    bool rereadsBackward() { return !getGrad(); }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

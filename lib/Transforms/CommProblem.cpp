@@ -71,13 +71,23 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
     uint32_t self = static_cast<uint32_t>(p.jobs.size() - 1);
     auto weightHalf = dyn_cast<BackwardWeightOp>(op);
     std::optional<uint32_t> backward;
-    if (weightHalf && weightHalf.getInput())
+    if (weightHalf && weightHalf.rereadsBackward()) {
+      // Its reads are its backward's: a fragment without `after` has none
+      // to plan transfers for, yet the program would name them.
+      if (!weightHalf.getInput())
+        return job->emitOpError()
+               << describeJob(job)
+               << " has no backward to re-read: a weight half of a partial "
+                  "step needs 'after' to be lowered";
       backward = indexOf.lookup(weightHalf.getInput().getDefiningOp());
-    if (backward && p.jobs[*backward].worker != p.jobs[self].worker) {
-      // The weight half re-reads its backward's inputs (it recomputes from
-      // them): on another worker than its backward, those are what must
-      // travel to it, not the backward's output (which a stage without
-      // predecessors does not even have).
+    }
+    bool remote = backward && p.jobs[*backward].worker != p.jobs[self].worker;
+    result.readsRemoteBackward.push_back(remote);
+    if (remote) {
+      // The weight half re-reads its backward's inputs: on another worker
+      // than its backward, those are what must travel to it, not the
+      // backward's output (which a stage without predecessors does not
+      // even have).
       SmallVector<uint32_t, 4> reads(p.inputs.begin() + p.inputBegin[*backward],
                                      p.inputs.begin() + p.inputBegin[*backward + 1]);
       p.inputs.insert(p.inputs.end(), reads.begin(), reads.end());

@@ -80,20 +80,14 @@ void RankBuilder::moveJob(int32_t worker, uint32_t j) {
   // backward's inputs as its problem inputs (CommProblem.cpp): received,
   // re-read by it, but no operand of its op, whose only operand is
   // `after` its backward on the same rank.
-  auto weightHalf = dyn_cast<BackwardWeightOp>(job.getOperation());
-  bool rereads = weightHalf && weightHalf.getInput() &&
-                 !(operands.size() == 1 &&
-                   p.jobs[p.inputs[p.inputBegin[j]]].direction ==
-                       sch::Direction::Backward &&
-                   p.jobs[p.inputs[p.inputBegin[j]]].stage ==
-                       p.jobs[j].stage);
+  bool rereads = input.readsRemoteBackward[j];
   // The job moves into its rank and keeps its fields but its worker and
   // position, implied by the rank and the region order.
   Operation *copy = job.getOperation();
   copy->moveBefore(builder.getInsertionBlock(),
                    builder.getInsertionPoint());
   if (rereads)
-    weightHalf.getInputMutable().clear();
+    cast<BackwardWeightOp>(copy).getInputMutable().clear();
   else
     copy->setOperands(operands);
   auto moved = cast<JobOpInterface>(copy);

@@ -21,6 +21,9 @@ struct StepCommProblem {
   scheduling::CommProblem problem;
   /// The job ops, indexed like problem.jobs.
   llvm::SmallVector<sched::JobOpInterface> jobs;
+  /// Per job: a weight half on another worker than its backward, whose
+  /// problem inputs are that backward's (received, then re-read).
+  llvm::SmallVector<bool> readsRemoteBackward;
 };
 
 /// The time of the rank programs `plan` makes of `input` (ProgramReplay.h),

@@ -1,8 +1,8 @@
 //===- ProgramNaming.h - tensor ids and headers of programs -----*- C++ -*-===//
 //
-// What both writers of a program (ExportProgram.cpp from rank IR,
-// EmitPlan.cpp from a communication plan) derive alike: the header of a
-// step and the tensors a compute op reads and writes (Schema.h's roles).
+// What the writer of programs (PlanWriter.h) derives from a step or a
+// lowered program: the header and the tensors a compute op reads and
+// writes (Schema.h's roles).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,12 +50,11 @@ public:
     return id(forward ? program::TensorKind::Act : program::TensorKind::Grad,
               stage, microbatch);
   }
-  /// Whether `job` is a weight-gradient half that re-reads what its
-  /// backward read (it has only an ordering edge to it; a scanned
-  /// backward's weight half reads its gradient operand instead).
+  /// Whether `job` is a weight half that reads what its backward read
+  /// (BackwardWeightOp::rereadsBackward).
   static bool rereadsBackward(mlir::Operation *job) {
     auto weightHalf = llvm::dyn_cast<sched::BackwardWeightOp>(job);
-    return weightHalf && !weightHalf.getGrad();
+    return weightHalf && weightHalf.rereadsBackward();
   }
   /// What the backward of (s, b) reads (its weight-gradient half too).
   void backwardReads(int64_t s, int64_t b,

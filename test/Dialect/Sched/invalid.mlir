@@ -55,6 +55,19 @@ sched.step stages = 1, microbatches = 2, workers = 1 cost <fwd = 1, bwd = 1, bwd
 
 // -----
 
+// Tests that in a whole step a weight half without a scanned gradient names
+// its backward: then BackwardWeightOp::rereadsBackward (no `grad`) and
+// having `after` are one condition (a partial step's fragment without
+// `after` is refused by the lowering: test/Transforms/pass-order-invalid).
+sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, bwd_w = 1> {
+  %0 = sched.forward(0, 0)
+  %1 = sched.backward(0, 0) grad %0
+  // expected-error @below {{'sched.backward_weight' op backward_weight (s=0, b=0) expects 1 input from backward (s=0, b=0), got 0}}
+  sched.backward_weight(0, 0)
+}
+
+// -----
+
 // Tests that a split step holds every weight-gradient job.
 // expected-error @below {{'sched.step' op is missing backward_weight (s=0, b=0)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, bwd_w = 1> {
