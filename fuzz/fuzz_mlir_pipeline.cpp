@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (throughIR) {
     llvm::raw_string_ostream os(program);
     // The pipeline proved the programs deadlock-free already.
-    throughIR = succeeded(pipesched::exportProgram(*module, os, /*verify=*/false));
+    throughIR = succeeded(pipesched::exportProgram(*module, os));
   }
 
   pipesched::buildSchedulePipeline(directPm, *options);

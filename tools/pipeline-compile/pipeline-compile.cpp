@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
       return pipesched::compileProgram(*module, options->prefetchDepth,
                                        options->verify, out, &root);
     TimingScope emitting = root.nest("Emit program");
-    return pipesched::exportProgram(*module, out, /*verify=*/false);
+    return pipesched::exportProgram(*module, out);
   };
 
   if (directory)

@@ -21,22 +21,21 @@ class StepOp;
 struct PlannedStep;
 
 /// Writes the rank programs of the single `sched.program` under `op` as
-/// a program document (pipesched/Program/Schema.h). Fails, naming the
-/// pipeline to run, when `op` holds an unlowered `sched.step` instead.
-/// With `verify`, the programs are first proven deadlock-free
-/// (verifyDeadlockFree); callers that just ran --pipeline-lower with its
-/// verification may skip it.
-llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os,
-                                  bool verify = true);
+/// a program document (pipesched/Program/Schema.h): the program is read
+/// back into its plan and written by the writer of compileProgram. Fails,
+/// naming the pipeline to run, when `op` holds an unlowered `sched.step`
+/// instead, and where the rank programs do not form a plan (a message
+/// without both ends, ends or reductions that disagree). It serializes and
+/// does not prove: --sched-verify-deadlock-free does.
+llvm::LogicalResult exportProgram(mlir::Operation *op, llvm::raw_ostream &os);
 /// The same into any layout and encoding (ProgramEncoder.h).
-llvm::LogicalResult exportProgram(mlir::Operation *op, ProgramEncoder &out,
-                                  bool verify = true);
+llvm::LogicalResult exportProgram(mlir::Operation *op, ProgramEncoder &out);
 /// Lowers the single simulated `sched.step` under `op` (after
 /// pipeline-schedule) and writes its programs without building rank IR:
 /// planStep (as --sched-lower-ranks plans; `verify` verifies the plan and
 /// proves it deadlock-free), then the plan straight into `out`. The bytes
 /// are those of --sched-lower-ranks followed by exportProgram. A
-/// `sched.program` already lowered is written as exportProgram writes it.
+/// `sched.program` already lowered is written by exportProgram.
 /// `timing`, when given, times planning and writing as nested scopes.
 llvm::LogicalResult compileProgram(mlir::Operation *op, int64_t prefetchDepth,
                                    bool verify, ProgramEncoder &out,
