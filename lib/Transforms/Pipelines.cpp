@@ -53,14 +53,15 @@ void pipesched::buildSchedulePipeline(OpPassManager &pm,
 
 void pipesched::buildRanksPipeline(OpPassManager &pm,
                                    const LowerOptions &options) {
-  // The module's steps become programs.
+  // The module's steps become programs. The plan they are built from is
+  // proven once, by --sched-lower-ranks (CommPlan::verify); the rank IR is
+  // that plan written out, and --sched-verify-deadlock-free is for IR
+  // written or edited by hand.
   SchedLowerRanksOptions ranks;
   ranks.prefetchDepth = options.prefetchDepth;
   ranks.verifyPlan = options.verify;
   pm.addPass(createSchedLowerRanks(ranks));
   pm.addPass(verifyPhase(Phase::Lowered));
-  if (options.verify)
-    pm.addPass(createSchedVerifyDeadlockFree());
 }
 
 void pipesched::buildLowerPipeline(OpPassManager &pm,
@@ -77,9 +78,9 @@ void pipesched::registerPipelines() {
       buildSchedulePipeline);
   PassPipelineRegistration<LowerOptions>(
       "pipeline-ranks",
-      "Phase 2: turn every simulated step into a sched.program of verified "
-      "rank programs: lower-ranks, verify-phase=lowered, "
-      "verify-deadlock-free",
+      "Phase 2: turn every simulated step into a sched.program of rank "
+      "programs proven deadlock-free: lower-ranks (which verifies its plan), "
+      "verify-phase=lowered",
       buildRanksPipeline);
   PassPipelineRegistration<LowerOptions>(
       "pipeline-lower",

@@ -21,8 +21,7 @@ namespace pipesched {
 /// `memory-cap`, `memory-cap-bytes`, `reorder`, `no-memory-cap`), and
 /// --sched-lower-ranks's `prefetch-depth`. Renamed: --sched-bppsa's `width`
 /// is `bppsa-width` (0, the default, leaves the pass out), and
-/// --sched-lower-ranks's `verify-plan` is `verify`, which also adds
-/// --sched-verify-deadlock-free. Shared: `max-jobs` goes to --sched-expand
+/// --sched-lower-ranks's `verify-plan` is `verify`. Shared: `max-jobs` goes to --sched-expand
 /// and --sched-bppsa alike. Not exposed: --sched-bppsa's `rows`, `layers`,
 /// `form`, `band`, `placement` and `macs-per-unit` (they keep their
 /// defaults), and --sched-verify-phase's `phase` (set by the pipeline).
@@ -99,9 +98,9 @@ struct LowerOptions : public mlir::PassPipelineOptions<LowerOptions> {
 void buildSchedulePipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
 /// Phase 2 (`pipeline-ranks`): every simulated step becomes a
-/// `sched.program` (--sched-lower-ranks), then
-/// --sched-verify-phase=phase=lowered and, unless disabled,
-/// --sched-verify-deadlock-free. Reads `prefetch-depth` and `verify`.
+/// `sched.program` (--sched-lower-ranks, which verifies and proves its plan
+/// deadlock-free unless `verify` is off), then
+/// --sched-verify-phase=phase=lowered. Reads `prefetch-depth` and `verify`.
 void buildRanksPipeline(mlir::OpPassManager &pm, const LowerOptions &options);
 
 /// Both phases: buildSchedulePipeline then buildRanksPipeline. `pm` runs
