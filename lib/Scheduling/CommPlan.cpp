@@ -15,6 +15,21 @@
 
 using namespace pipesched::scheduling;
 
+/// What a message carries, in the deadlock check's words.
+static PayloadKind payloadKind(Message::Kind kind) {
+  switch (kind) {
+  case Message::Activation:
+    return PayloadKind::Activation;
+  case Message::Gradient:
+    return PayloadKind::Gradient;
+  case Message::Weights:
+    return PayloadKind::Weights;
+  case Message::Scan:
+    return PayloadKind::Scan;
+  }
+  return PayloadKind::Weights;
+}
+
 namespace {
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
@@ -714,7 +729,8 @@ private:
     }
     ProgramStep &step = stepOf(w, i);
     step.kind = ProgramStep::Group;
-    Payload payload{int32_t(m.kind), m.stage, m.microbatch, m.tag, m.bytes, -1};
+    Payload payload{payloadKind(m.kind), m.stage, m.microbatch, m.tag, m.bytes,
+                    -1};
     step.ops.push_back(
         CommOp{send, send ? m.receiver : m.sender, payload, uint32_t(i)});
     return "";
@@ -729,8 +745,10 @@ private:
     ProgramStep &step = stepOf(w, i);
     step.kind = ProgramStep::Collective;
     step.members = r.members;
-    step.payload = Payload{3, r.stage, 0, 0, r.bytes,
-                           r.isAllReduce() ? -1 : r.owners.front()};
+    step.payload =
+        Payload{r.isAllReduce() ? PayloadKind::AllReduce : PayloadKind::Reduce,
+                r.stage, 0, 0, r.bytes,
+                r.isAllReduce() ? -1 : r.owners.front()};
     return "";
   }
 
@@ -757,7 +775,7 @@ private:
       ProgramStep &step = stepOf(w, i);
       step.kind = ProgramStep::Collective;
       step.members = t.members;
-      step.payload = Payload{4, t.tie, 0, 0, t.bytes, -1};
+      step.payload = Payload{PayloadKind::Tied, t.tie, 0, 0, t.bytes, -1};
     }
     return "";
   }

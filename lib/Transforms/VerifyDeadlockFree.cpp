@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/DeadlockCheck.h"
 #include "pipesched/Transforms/Passes.h"
 
@@ -21,10 +22,9 @@ using namespace pipesched;
 using namespace pipesched::sched;
 namespace sch = pipesched::scheduling;
 
-namespace {
-/// What a transfer carries, for matching.
-enum What : int32_t { Activation, Gradient, Weights, AllReduce, Reduce, Tied };
+using sch::PayloadKind;
 
+namespace {
 struct SchedVerifyDeadlockFree
     : pipesched::impl::SchedVerifyDeadlockFreeBase<SchedVerifyDeadlockFree> {
   void runOnOperation() override;
@@ -63,7 +63,7 @@ static bool toCommOp(Operation *op, uint32_t id, sch::CommOp &comm) {
   return llvm::TypeSwitch<Operation *, bool>(op)
       .Case([&](SendOp o) {
         comm = {true, int32_t(o.getPeer()),
-                {o.getKind() == TensorKind::Activation ? Activation : Gradient,
+                {toPayloadKind(o.getKind()),
                  int64_t(o.getStage()), int64_t(o.getMicrobatch()),
                  int64_t(o.getTag()), int64_t(o.getBytes()), -1},
                 id};
@@ -71,7 +71,7 @@ static bool toCommOp(Operation *op, uint32_t id, sch::CommOp &comm) {
       })
       .Case([&](RecvOp o) {
         comm = {false, int32_t(o.getPeer()),
-                {o.getKind() == TensorKind::Activation ? Activation : Gradient,
+                {toPayloadKind(o.getKind()),
                  int64_t(o.getStage()), int64_t(o.getMicrobatch()),
                  int64_t(o.getTag()), int64_t(o.getBytes()), -1},
                 id};
@@ -79,14 +79,14 @@ static bool toCommOp(Operation *op, uint32_t id, sch::CommOp &comm) {
       })
       .Case([&](SendWeightsOp o) {
         comm = {true, int32_t(o.getPeer()),
-                {Weights, int64_t(o.getStage()), -1, int64_t(o.getTag()),
+                {PayloadKind::Weights, int64_t(o.getStage()), -1, int64_t(o.getTag()),
                  int64_t(o.getBytes()), -1},
                 id};
         return true;
       })
       .Case([&](FetchWeightsOp o) {
         comm = {false, int32_t(o.getPeer()),
-                {Weights, int64_t(o.getStage()), -1, int64_t(o.getTag()),
+                {PayloadKind::Weights, int64_t(o.getStage()), -1, int64_t(o.getTag()),
                  int64_t(o.getBytes()), -1},
                 id};
         return true;
@@ -132,20 +132,20 @@ LogicalResult pipesched::verifyDeadlockFree(ProgramOp step) {
       } else if (auto all = dyn_cast<AllReduceGradOp>(op)) {
         ps.kind = sch::ProgramStep::Collective;
         ps.members.assign(all.getMembers().begin(), all.getMembers().end());
-        ps.payload = {AllReduce, int64_t(all.getStage()), -1, 0,
+        ps.payload = {PayloadKind::AllReduce, int64_t(all.getStage()), -1, 0,
                       int64_t(all.getBytes()), -1};
       } else if (auto reduce = dyn_cast<ReduceGradOp>(op)) {
         ps.kind = sch::ProgramStep::Collective;
         ps.members.assign(reduce.getMembers().begin(),
                           reduce.getMembers().end());
-        ps.payload = {Reduce, int64_t(reduce.getStage()), -1, 0,
+        ps.payload = {PayloadKind::Reduce, int64_t(reduce.getStage()), -1, 0,
                       int64_t(reduce.getBytes()), int64_t(reduce.getRoot())};
       } else if (auto tied = dyn_cast<TiedGradOp>(op);
                  tied && tied.getMembers().size() > 1) {
         // One member: a local sum, no communication.
         ps.kind = sch::ProgramStep::Collective;
         ps.members.assign(tied.getMembers().begin(), tied.getMembers().end());
-        ps.payload = {Tied, int64_t(tied.getTie()), -1, 0,
+        ps.payload = {PayloadKind::Tied, int64_t(tied.getTie()), -1, 0,
                       int64_t(tied.getBytes()), -1};
       }
     }

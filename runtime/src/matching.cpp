@@ -11,9 +11,19 @@ namespace {
 
 namespace sched = pipesched::scheduling;
 
-// Payload::what: the tensor kind of a transfer (0 act, 1 grad, 2 scan, as
-// TensorKind), weights, or the kind of a collective.
-enum What : int32_t { kWeights = 3, kAllreduce = 4, kReduce = 5, kTied = 6 };
+using sched::PayloadKind;
+
+static_assert(int(PayloadKind::Activation) == int(program::TensorKind::Act) &&
+                  int(PayloadKind::Gradient) == int(program::TensorKind::Grad) &&
+                  int(PayloadKind::Scan) == int(program::TensorKind::Scan),
+              "the deadlock check names tensor kinds as the schema does");
+
+/// What a transfer of `tensor` carries.
+PayloadKind payloadKind(const Program &p, int64_t tensor) {
+  return p.isScanTensor(tensor)
+             ? PayloadKind::Scan
+             : PayloadKind(program::tensorOf(tensor, p.microbatches).kind);
+}
 
 std::string ordinal(size_t n) {
   const char *suffix = "th";
@@ -77,9 +87,9 @@ private:
           step.kind = sched::ProgramStep::Collective;
           const std::vector<int> &members = p_.groups[size_t(op.group)];
           step.members.assign(members.begin(), members.end());
-          step.payload.what = op.kind == OpKind::AllreduceGrad ? kAllreduce
-                              : op.kind == OpKind::ReduceGrad  ? kReduce
-                                                               : kTied;
+          step.payload.what = op.kind == OpKind::AllreduceGrad ? PayloadKind::AllReduce
+                              : op.kind == OpKind::ReduceGrad  ? PayloadKind::Reduce
+                                                               : PayloadKind::Tied;
           step.payload.stage = op.kind == OpKind::TiedGrad ? op.tie : op.stage;
           step.payload.bytes = op.bytes;
           step.payload.root = op.root;
@@ -102,12 +112,9 @@ private:
           sched::CommOp comm;
           comm.isSend = isOutgoing(x.kind);
           comm.peer = x.peer;
-          comm.payload.what =
-              x.kind == OpKind::Send || x.kind == OpKind::Recv
-                  ? int32_t(p_.isScanTensor(x.tensor)
-                                ? TensorKind::Scan
-                                : program::tensorOf(x.tensor, p_.microbatches).kind)
-                  : kWeights;
+          comm.payload.what = x.kind == OpKind::Send || x.kind == OpKind::Recv
+                                  ? payloadKind(p_, x.tensor)
+                                  : PayloadKind::Weights;
           comm.payload.stage = x.stage;
           comm.payload.microbatch = x.kind == OpKind::Send || x.kind == OpKind::Recv
                                         ? x.microbatch

@@ -27,9 +27,23 @@
 
 namespace pipesched::scheduling {
 
+/// What a message or a collective carries: one vocabulary for every proof
+/// of the same programs (CommPlan::verify on the plan,
+/// --sched-verify-deadlock-free on rank IR, the runtime's matching.cpp on
+/// the bytes). The tensor kinds have program::TensorKind's values.
+enum class PayloadKind : int32_t {
+  Activation = 0,
+  Gradient = 1,
+  Scan = 2,
+  Weights = 3,
+  AllReduce = 4,
+  Reduce = 5,
+  Tied = 6,
+};
+
 /// What a message or a collective carries; compared field by field.
 struct Payload {
-  int32_t what = 0; ///< e.g. activation, gradient, weights (caller-defined)
+  PayloadKind what = PayloadKind::Activation;
   int64_t stage = 0, microbatch = 0, tag = 0, bytes = 0, root = -1;
   bool operator==(const Payload &o) const {
     return what == o.what && stage == o.stage && microbatch == o.microbatch &&

@@ -10,6 +10,7 @@
 #define PIPESCHED_DIALECT_SCHED_SCHEDSCHEME_H
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
+#include "pipesched/Scheduling/DeadlockCheck.h"
 #include "pipesched/Scheduling/Priorities.h"
 
 #include "mlir/IR/AffineMap.h"
@@ -97,6 +98,20 @@ std::optional<scheduling::StaticOrder> getStaticOrder(PriorityPolicy policy);
 void evaluatePriorityKey(mlir::AffineMap key, int64_t numStages, int64_t s,
                          int64_t b, Direction d,
                          llvm::SmallVectorImpl<int64_t> &out);
+
+/// What a transfer of a tensor of `kind` carries, in the deadlock check's
+/// words.
+inline scheduling::PayloadKind toPayloadKind(TensorKind kind) {
+  switch (kind) {
+  case TensorKind::Activation:
+    return scheduling::PayloadKind::Activation;
+  case TensorKind::Gradient:
+    return scheduling::PayloadKind::Gradient;
+  case TensorKind::Scan:
+    return scheduling::PayloadKind::Scan;
+  }
+  llvm_unreachable("unknown tensor kind");
+}
 
 /// The dialect's names for the dialect-free directions.
 inline scheduling::Direction toSchedulingDirection(Direction d) {
