@@ -10,6 +10,7 @@ include "Sched/SchedInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/Properties.td"
 include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 // Integer fields are native properties: a plain int64_t stored in the op,
 // with no attribute uniqued per value (a step holds millions of jobs).
@@ -27,7 +28,7 @@ def TagProp : ConfinedProp<I64Prop,
 //===----------------------------------------------------------------------===//
 
 def Sched_StepOp : Sched_Op<"step", [
-    IsolatedFromAbove, NoTerminator, SingleBlock]> {
+    IsolatedFromAbove, NoTerminator, SingleBlock, Symbol]> {
   let summary = "one training step: S stages, B microbatches, W workers";
   let description = [{
     Holds the jobs of one training step. With an empty body the op is a
@@ -46,6 +47,14 @@ def Sched_StepOp : Sched_Op<"step", [
 
     A non-empty body must hold every job exactly once, unless the step
     carries `partial` (a graph that a later pass completes).
+
+    A step may have a symbol name, unique in its module, that its
+    `sched.program` keeps when lowered (tests anchor `CHECK-LABEL` on it):
+
+    ```mlir
+    sched.step @one_f_one_b stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b {
+    }
+    ```
 
     The scheme: a named `strategy` (`#sched.lpp<groups = 2, ring = 4>`, ...)
     and/or explicit placement maps over `(s, b, d)`: `compute` is
@@ -90,11 +99,12 @@ def Sched_StepOp : Sched_Op<"step", [
     OptionalAttr<Sched_MemoryCapAttr>:$memory_cap,
     OptionalAttr<Sched_CostAttr>:$cost,
     OptionalAttr<DenseI64ArrayAttr>:$layers,
-    UnitAttr:$partial
+    UnitAttr:$partial,
+    OptionalAttr<SymbolNameAttr>:$sym_name
   );
   let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
-    `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
+    ($sym_name^)? `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? (`strategy` $strategy^)?
     (`tied` $tied^)? (`compute` custom<MapLiteral>($compute_map)^)?
     (`weights` custom<MapLiteral>($weights_map)^)?
@@ -108,10 +118,12 @@ def Sched_StepOp : Sched_Op<"step", [
     OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
                    "int64_t":$workers, "CostAttr":$cost), [{
       build($_builder, $_state, stages, microbatches, workers, {}, {}, {}, {},
-            {}, {}, {}, cost, {}, {});
+            {}, {}, {}, cost, {}, {}, {});
     }]>
   ];
   let extraClassDeclaration = [{
+    /// A step may be named (a symbol, unique in its module) or not.
+    bool isOptionalSymbol() { return true; }
     /// The stages whose forwards feed stage `s` (the chain: `s - 1`).
     void getStagePreds(int64_t s, ::llvm::SmallVectorImpl<int64_t> &preds);
     /// The stages that stage `s` feeds (the chain: `s + 1`).

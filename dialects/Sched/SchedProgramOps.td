@@ -219,7 +219,7 @@ def Sched_RankOp : Sched_Op<"rank", [
 }
 
 def Sched_ProgramOp : Sched_Op<"program", [
-    IsolatedFromAbove, NoTerminator, SingleBlock]> {
+    IsolatedFromAbove, NoTerminator, SingleBlock, Symbol]> {
   let summary = "the rank programs of one training step";
   let description = [{
     What `--sched-lower-ranks` makes of a simulated `sched.step`: one
@@ -251,11 +251,12 @@ def Sched_ProgramOp : Sched_Op<"program", [
     OptionalAttr<DenseI64ArrayAttr>:$layers,
     NonNegI64Prop:$makespan,
     OptionalAttr<I64Attr>:$replayed,
-    UnitAttr:$partial
+    UnitAttr:$partial,
+    OptionalAttr<SymbolNameAttr>:$sym_name
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
+    ($sym_name^)? `stages` `=` $stages `,` `microbatches` `=` $microbatches `,`
     `workers` `=` $workers (`graph` $stage_graph^)? (`tied` $tied^)? `cost` $cost
     (`layers` $layers^)?
     `makespan` $makespan (`replayed` $replayed^)? (`partial` $partial^)?
@@ -263,6 +264,8 @@ def Sched_ProgramOp : Sched_Op<"program", [
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
+    /// A program is named when its step was (the step's symbol name).
+    bool isOptionalSymbol() { return true; }
     /// The stages whose forwards feed stage `s`.
     void getStagePreds(int64_t s, ::llvm::SmallVectorImpl<int64_t> &preds) {
       stagePreds(getStageGraphAttr(), getStages(), s, preds);

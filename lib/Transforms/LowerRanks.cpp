@@ -215,7 +215,8 @@ void RankBuilder::build(int64_t makespan, int64_t replayed) {
       builder, step.getLoc(), step.getStages(), step.getMicrobatches(),
       step.getWorkers(), step.getStageGraphAttr(), step.getTiedAttr(),
       step.getCostOrDefault(), step.getLayersAttr(), makespan,
-      builder.getI64IntegerAttr(replayed), /*partial=*/UnitAttr());
+      builder.getI64IntegerAttr(replayed), /*partial=*/UnitAttr(),
+      step.getSymNameAttr());
   Block *body = new Block();
   program.getBody().push_back(body);
   local.resize(plan.programs.size());

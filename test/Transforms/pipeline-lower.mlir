@@ -6,7 +6,8 @@
 // Megatron's send_forward_recv_backward as a group of a send and a receive;
 // every receive is posted where the tensor is made, not where it is used;
 // stage weights stay local (one optimizer step per rank, no reduction).
-// CHECK-LABEL: sched.program stages = 2, microbatches = 3, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 12 replayed 12 {
+// CHECK-LABEL: sched.program @one_f_one_b
+// CHECK-SAME:  stages = 2, microbatches = 3, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 12 replayed 12 {
 // CHECK-NEXT:  sched.rank 0 owns [0] {
 // CHECK-NEXT:  %[[R0V0:[0-9]+]] = sched.forward(0, 0) weights 0 at 0 to 1
 // CHECK-NEXT:  sched.send %[[R0V0]] act(0, 0) to 1 tag 0 bytes 64
@@ -47,14 +48,15 @@
 // CHECK-NEXT:  sched.optimizer_step(1)
 // CHECK-NEXT:  }
 // CHECK-NEXT:  }
-sched.step stages = 2, microbatches = 3, workers = 2 strategy #sched.1f1b cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @one_f_one_b stages = 2, microbatches = 3, workers = 2 strategy #sched.1f1b cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }
 
 // -----
 
 // Tests DDP on 2 ranks: no transfer; each stage's gradient is all-reduced
 // over both replicas right after its last backward, then stepped on each.
-// CHECK-LABEL: sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 6 replayed 6 {
+// CHECK-LABEL: sched.program @ddp
+// CHECK-SAME:  stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 6 replayed 6 {
 // CHECK-NEXT:  sched.rank 0 owns [0, 1] {
 // CHECK-NEXT:  %[[R0V0:[0-9]+]] = sched.forward(0, 0) weights 0 at 0 to 1
 // CHECK-NEXT:  %[[R0V1:[0-9]+]] = sched.forward(1, 0) from %[[R0V0]] weights 0 at 1 to 2
@@ -76,7 +78,7 @@ sched.step stages = 2, microbatches = 3, workers = 2 strategy #sched.1f1b cost <
 // CHECK-NEXT:  sched.optimizer_step(0)
 // CHECK-NEXT:  }
 // CHECK-NEXT:  }
-sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.ddp cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @ddp stages = 2, microbatches = 2, workers = 2 strategy #sched.ddp cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }
 
 // -----
@@ -85,7 +87,8 @@ sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.ddp cost <f
 // ahead (prefetch depth 1) from their owner, which sends them, and released
 // after the last job of the window; gradients are reduced to the owner,
 // which alone steps.
-// CHECK-LABEL: sched.program stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 6 replayed 6 {
+// CHECK-LABEL: sched.program @fsdp
+// CHECK-SAME:  stages = 2, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 6 replayed 6 {
 // CHECK-NEXT:  sched.rank 0 owns [0] {
 // CHECK-NEXT:  sched.group {
 // CHECK-NEXT:  sched.fetch_weights(1) from 1 tag 0 bytes 256
@@ -118,14 +121,15 @@ sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.ddp cost <f
 // CHECK-NEXT:  sched.reduce_grad(0) to 0 over [0, 1] bytes 256
 // CHECK-NEXT:  }
 // CHECK-NEXT:  }
-sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.fsdp cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @fsdp stages = 2, microbatches = 2, workers = 2 strategy #sched.fsdp cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }
 
 // -----
 
 // Tests GPipe 4x4: a middle rank receives each activation from the previous
 // rank and sends it on; gradients flow back; no weights move.
-// CHECK-LABEL: sched.program stages = 4, microbatches = 4, workers = 4 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 21 replayed 21 {
+// CHECK-LABEL: sched.program @gpipe
+// CHECK-SAME:  stages = 4, microbatches = 4, workers = 4 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 21 replayed 21 {
 // CHECK:         sched.rank 1 owns [1] {
 // CHECK-NEXT:      %[[X0:.*]] = sched.recv act(0, 0) from 0 tag 0 bytes 64
 // CHECK-NEXT:      %[[Y0:.*]] = sched.forward(1, 0) from %[[X0]] weights 1 at 1 to 2
@@ -139,14 +143,15 @@ sched.step stages = 2, microbatches = 2, workers = 2 strategy #sched.fsdp cost <
 // CHECK-NEXT:    }
 // CHECK-NOT:     sched.fetch_weights
 // CHECK-NOT:     sched.allreduce_grad
-sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.gpipe cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @gpipe stages = 4, microbatches = 4, workers = 4 strategy #sched.gpipe cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }
 
 // -----
 
 // Tests LPP with G = 2 rings of R = 2: each ring is a pipeline of its
 // microbatches; a stage's replicas (one per ring) all-reduce its gradient.
-// CHECK-LABEL: sched.program stages = 2, microbatches = 4, workers = 4 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 9 replayed 9 {
+// CHECK-LABEL: sched.program @lpp
+// CHECK-SAME:  stages = 2, microbatches = 4, workers = 4 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 9 replayed 9 {
 // CHECK:         sched.rank 0 owns [0] {
 // CHECK:           sched.send %{{.*}} act(0, 0) to 1 tag
 // CHECK:           sched.allreduce_grad(0) over [0, 2] bytes 256
@@ -158,7 +163,7 @@ sched.step stages = 4, microbatches = 4, workers = 4 strategy #sched.gpipe cost 
 // CHECK:         sched.rank 2 owns [0] {
 // CHECK:           sched.send %{{.*}} act(0, 1) to 3 tag
 // CHECK:           sched.allreduce_grad(0) over [0, 2] bytes 256
-sched.step stages = 2, microbatches = 4, workers = 4 strategy #sched.lpp<groups = 2, ring = 2> cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @lpp stages = 2, microbatches = 4, workers = 4 strategy #sched.lpp<groups = 2, ring = 2> cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }
 
 // -----
@@ -166,7 +171,8 @@ sched.step stages = 2, microbatches = 4, workers = 4 strategy #sched.lpp<groups 
 // Tests FSLPP with G = 2: LPP's compute, weights on h(s, s) (stage 0 on
 // rank 0, stage 1 on rank 3): ranks 1 and 2 fetch, release, and reduce to
 // the owner, which alone steps.
-// CHECK-LABEL: sched.program stages = 2, microbatches = 4, workers = 4 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 9 replayed 9 {
+// CHECK-LABEL: sched.program @fslpp
+// CHECK-SAME:  stages = 2, microbatches = 4, workers = 4 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 9 replayed 9 {
 // CHECK:         sched.rank 0 owns [0] {
 // CHECK:           sched.send_weights(0) to 2 tag
 // CHECK:           sched.reduce_grad(0) to 0 over [0, 2] bytes 256
@@ -185,7 +191,7 @@ sched.step stages = 2, microbatches = 4, workers = 4 strategy #sched.lpp<groups 
 // CHECK:           sched.send_weights(1) to 1 tag
 // CHECK:           sched.reduce_grad(1) to 3 over [1, 3] bytes 256
 // CHECK-NEXT:      sched.optimizer_step(1)
-sched.step stages = 2, microbatches = 4, workers = 4 strategy #sched.fslpp<groups = 2, ring = 2> cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @fslpp stages = 2, microbatches = 4, workers = 4 strategy #sched.fslpp<groups = 2, ring = 2> cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }
 
 // -----
@@ -193,7 +199,8 @@ sched.step stages = 2, microbatches = 4, workers = 4 strategy #sched.fslpp<group
 // Tests interleaved 1F1B with v = 2 chunks on 2 ranks: rank 0 holds stages
 // 0 and 2 and runs Megatron's order; activations go 0 -> 1 -> 0 -> 1 and
 // back, v times the point-to-point traffic of 1F1B.
-// CHECK-LABEL: sched.program stages = 4, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 15 replayed 15 {
+// CHECK-LABEL: sched.program @interleaved
+// CHECK-SAME:  stages = 4, microbatches = 2, workers = 2 cost <fwd = 1, bwd = 2, act = 64, weights = 256> makespan 15 replayed 15 {
 // CHECK:         sched.rank 0 owns [0, 2] {
 // CHECK-NEXT:      %[[A:.*]] = sched.forward(0, 0) weights 0
 // CHECK-NEXT:      sched.send %[[A]] act(0, 0) to 1 tag 0 bytes 64
@@ -201,5 +208,5 @@ sched.step stages = 2, microbatches = 4, workers = 4 strategy #sched.fslpp<group
 // CHECK:           sched.forward(2, 0) from %{{.*}} weights 0
 // CHECK:           sched.optimizer_step
 // CHECK:         sched.rank 1 owns [1, 3] {
-sched.step stages = 4, microbatches = 2, workers = 2 strategy #sched.interleaved_1f1b<chunks = 2> cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
+sched.step @interleaved stages = 4, microbatches = 2, workers = 2 strategy #sched.interleaved_1f1b<chunks = 2> cost <fwd = 1, bwd = 2, act = 64, weights = 256> {
 }

@@ -396,3 +396,13 @@ sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, ban
 // expected-error @below {{expected 'units', 'bytes' or 'none', got 'pages'}}
 sched.step stages = 2, microbatches = 2, workers = 2 cap <pages = 2> {
 }
+
+// -----
+
+// Tests that a step's name is unique in its module.
+// expected-note @below {{see existing symbol definition here}}
+sched.step @twice stages = 1, microbatches = 1, workers = 1 {
+}
+// expected-error @below {{redefinition of symbol named 'twice'}}
+sched.step @twice stages = 1, microbatches = 1, workers = 1 {
+}
