@@ -15,21 +15,6 @@
 
 using namespace pipesched::scheduling;
 
-/// What a message carries, in the deadlock check's words.
-static PayloadKind payloadKind(Message::Kind kind) {
-  switch (kind) {
-  case Message::Activation:
-    return PayloadKind::Activation;
-  case Message::Gradient:
-    return PayloadKind::Gradient;
-  case Message::Weights:
-    return PayloadKind::Weights;
-  case Message::Scan:
-    return PayloadKind::Scan;
-  }
-  return PayloadKind::Weights;
-}
-
 namespace {
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
@@ -729,8 +714,7 @@ private:
     }
     ProgramStep &step = stepOf(w, i);
     step.kind = ProgramStep::Group;
-    Payload payload{payloadKind(m.kind), m.stage, m.microbatch, m.tag, m.bytes,
-                    -1};
+    Payload payload{m.kind, m.stage, m.microbatch, m.tag, m.bytes, -1};
     step.ops.push_back(
         CommOp{send, send ? m.receiver : m.sender, payload, uint32_t(i)});
     return "";
@@ -838,6 +822,7 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
     case Message::Gradient: ++t.gradientsReceived[m.receiver]; break;
     case Message::Weights: ++t.weightFetches[m.receiver]; break;
     case Message::Scan: ++t.scanReceived[m.receiver]; break;
+    default: break; // a message carries none of the collectives' kinds
     }
   }
   for (const Reduction &r : plan.reductions) {

@@ -38,6 +38,7 @@
 #ifndef PIPESCHED_SCHEDULING_COMMPLAN_H
 #define PIPESCHED_SCHEDULING_COMMPLAN_H
 
+#include "pipesched/Scheduling/DeadlockCheck.h"
 #include "pipesched/Scheduling/Direction.h"
 
 #include <cstdint>
@@ -82,7 +83,13 @@ struct CommProblem {
 
 /// A point-to-point message.
 struct Message {
-  enum Kind : uint8_t { Activation, Gradient, Weights, Scan } kind;
+  /// What it carries, in the deadlock check's words (one of the first four).
+  using Kind = PayloadKind;
+  static constexpr Kind Activation = PayloadKind::Activation,
+                        Gradient = PayloadKind::Gradient,
+                        Weights = PayloadKind::Weights,
+                        Scan = PayloadKind::Scan;
+  Kind kind;
   int32_t sender, receiver;
   int64_t stage, microbatch; ///< microbatch -1 for weights
   uint32_t producer;         ///< the job whose output is sent (not weights)

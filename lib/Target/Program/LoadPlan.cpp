@@ -67,22 +67,17 @@ private:
 };
 } // namespace
 
-/// The message kind of a tensor kind.
-static sch::Message::Kind messageKind(TensorKind kind) {
-  switch (kind) {
-  case TensorKind::Activation:
-    return sch::Message::Activation;
-  case TensorKind::Gradient:
-    return sch::Message::Gradient;
-  case TensorKind::Scan:
-    return sch::Message::Scan;
-  }
-  llvm_unreachable("unknown tensor kind");
-}
-
 static const char *describeKind(sch::Message::Kind kind) {
-  static const char *names[] = {"act", "grad", "weights", "scan"};
-  return names[kind];
+  switch (kind) {
+  case sch::PayloadKind::Activation:
+    return "act";
+  case sch::PayloadKind::Gradient:
+    return "grad";
+  case sch::PayloadKind::Scan:
+    return "scan";
+  default:
+    return "weights";
+  }
 }
 
 /// "act(0, 1) from rank 2 to rank 3, 64 bytes": what must agree.
@@ -218,7 +213,7 @@ LogicalResult PlanLoader::loadOp(Operation *op, int32_t rank, int32_t group) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](SendOp o) {
         return loadMessageEnd(o, true,
-                              {messageKind(o.getKind()), int64_t(o.getStage()),
+                              {toPayloadKind(o.getKind()), int64_t(o.getStage()),
                                int64_t(o.getMicrobatch()), int64_t(o.getPeer()),
                                int64_t(o.getTag()), int64_t(o.getBytes()),
                                o.getValue()},
@@ -226,7 +221,7 @@ LogicalResult PlanLoader::loadOp(Operation *op, int32_t rank, int32_t group) {
       })
       .Case([&](RecvOp o) {
         return loadMessageEnd(o, false,
-                              {messageKind(o.getKind()), int64_t(o.getStage()),
+                              {toPayloadKind(o.getKind()), int64_t(o.getStage()),
                                int64_t(o.getMicrobatch()), int64_t(o.getPeer()),
                                int64_t(o.getTag()), int64_t(o.getBytes()), {}},
                               rank, group);
