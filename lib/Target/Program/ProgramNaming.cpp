@@ -2,6 +2,8 @@
 
 #include "ProgramNaming.h"
 
+#include "pipesched/Program/Roles.h"
+
 using namespace mlir;
 using namespace pipesched;
 using namespace pipesched::sched;
@@ -63,12 +65,9 @@ schema::OpKind pipesched::jobKind(Operation *job) {
 
 void TensorNaming::backwardReads(int64_t s, int64_t b,
                                  SmallVectorImpl<int64_t> &ids) const {
-  if (succs[s].empty())
-    ids.push_back(id(schema::TensorKind::Act, s, b));
-  for (int64_t t : succs[s])
-    ids.push_back(id(schema::TensorKind::Grad, t, b));
-  for (int64_t p : preds[s])
-    ids.push_back(id(schema::TensorKind::Act, p, b));
+  schema::forEachRole(schema::OpKind::Backward, /*scanned=*/false,
+                      /*reads=*/true, s, b, microbatches, preds[s], succs[s],
+                      [&](int64_t tensor) { ids.push_back(tensor); });
 }
 
 void TensorNaming::writeJob(ProgramEncoder &out, schema::OpKind kind,
@@ -76,14 +75,13 @@ void TensorNaming::writeJob(ProgramEncoder &out, schema::OpKind kind,
                             ArrayRef<int64_t> reads, int64_t scanTensor,
                             std::optional<int64_t> start,
                             std::optional<int64_t> end) const {
-  int64_t written[1];
-  ArrayRef<int64_t> writes;
-  if (kind == schema::OpKind::Forward)
-    written[0] = id(schema::TensorKind::Act, s, b), writes = written;
-  else if (kind == schema::OpKind::Backward && !preds[s].empty())
-    written[0] = id(schema::TensorKind::Grad, s, b), writes = written;
-  else if (schema::isScan(kind))
-    written[0] = scanTensor, writes = written;
+  SmallVector<int64_t, 1> writes;
+  schema::forEachRole(kind, /*scanned=*/false, /*reads=*/false, s, b,
+                      microbatches, preds[s], succs[s], [&](int64_t tensor) {
+                        writes.push_back(tensor == schema::kAnyScanTensor
+                                             ? scanTensor
+                                             : tensor);
+                      });
   std::string_view product;
   if (auto combine = dyn_cast<CombineOp>(job.getOperation())) {
     StringRef name = stringifyProduct(combine.getProduct());
