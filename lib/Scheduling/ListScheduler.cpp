@@ -107,13 +107,27 @@ std::string jobFieldError(const Job &job, int32_t numWorkers, int64_t numJobs) {
   if (job.releases < -1 || job.releases >= numJobs)
     return " releases " + std::to_string(job.releases) +
            ", neither -1 nor a job index";
+  if (job.releaseUnits < -1 || job.releaseBytes < -1)
+    return " releases a negative part of a job's memory";
   return {};
 }
 
-/// Checks each job's own fields and that no job's memory is released twice.
+/// What `job` frees of the memory of the job it releases.
+static std::pair<int64_t, int64_t> releasedAmount(const JobGraph &graph,
+                                                  const Job &job) {
+  const Job &owner = graph.jobs[size_t(job.releases)];
+  return {job.releaseUnits < 0 ? owner.acquire : job.releaseUnits,
+          job.releaseBytes < 0 ? owner.acquireBytes : job.releaseBytes};
+}
+
+/// Checks each job's own fields and that no job's memory is released
+/// twice: wholly by one job, or in parts (by several jobs) that add up to
+/// at most what it acquired.
 std::optional<SimulationResult> validateJobs(const JobGraph &graph) {
   auto numJobs = static_cast<int64_t>(graph.jobs.size());
   std::vector<int64_t> releasedBy(graph.jobs.size(), -1);
+  std::vector<char> wholly(graph.jobs.size(), 0);
+  std::vector<std::pair<int64_t, int64_t>> freed(graph.jobs.size());
   for (uint32_t j = 0; j < graph.jobs.size(); ++j) {
     const Job &job = graph.jobs[j];
     std::string problem = jobFieldError(job, graph.numWorkers, numJobs);
@@ -121,13 +135,24 @@ std::optional<SimulationResult> validateJobs(const JobGraph &graph) {
       return failure("invalid job graph: " + jobName(j) + problem, {j});
     if (job.releases < 0)
       continue;
-    int64_t &other = releasedBy[job.releases];
-    if (other >= 0)
+    size_t k = size_t(job.releases);
+    bool whole = job.releaseUnits < 0 && job.releaseBytes < 0;
+    int64_t &other = releasedBy[k];
+    if (other >= 0 && (whole || wholly[k]))
       return failure("invalid job graph: " + jobName(j) + " and " +
                          jobName(static_cast<uint32_t>(other)) +
-                         " both release the memory of " + jobName(job.releases),
+                         " both release the memory of " + jobName(k),
                      {static_cast<uint32_t>(other), j});
+    auto [units, bytes] = releasedAmount(graph, job);
+    freed[k] = {saturatingAdd(freed[k].first, units),
+                saturatingAdd(freed[k].second, bytes)};
+    if (freed[k].first > graph.jobs[k].acquire ||
+        freed[k].second > graph.jobs[k].acquireBytes)
+      return failure("invalid job graph: " + jobName(j) + " releases more of " +
+                         jobName(k) + "'s memory than it acquired",
+                     {j});
     other = j;
+    wholly[k] = whole;
   }
   return std::nullopt;
 }
@@ -539,9 +564,9 @@ void Simulator::finishJob(uint32_t job, int64_t now) {
       return;
     }
     const Job &owner = graph_.jobs[freed];
-    live_[owner.worker] = saturatingAdd(live_[owner.worker], -owner.acquire);
-    liveBytes_[owner.worker] =
-        saturatingAdd(liveBytes_[owner.worker], -owner.acquireBytes);
+    auto [units, bytes] = releasedAmount(graph_, info);
+    live_[owner.worker] = saturatingAdd(live_[owner.worker], -units);
+    liveBytes_[owner.worker] = saturatingAdd(liveBytes_[owner.worker], -bytes);
     markDirty(owner.worker); // a capped worker may now fit its next job
   }
 
@@ -727,18 +752,20 @@ pipesched::scheduling::LiveMemory pipesched::scheduling::accountLiveMemory(
   struct Event {
     int64_t time;
     int phase; // 0: release, 1: acquire, 2: release by a zero-duration job
-    int sign;
     uint32_t job;
+    int64_t units, bytes; ///< added to the live memory (negative: freed)
   };
   std::vector<std::vector<Event>> events(W);
   for (uint32_t j = 0; j < graph.jobs.size(); ++j) {
     const Job &job = graph.jobs[j];
     if (job.acquire != 0 || job.acquireBytes != 0)
-      events[size_t(job.worker)].push_back({start[j], 1, +1, j});
+      events[size_t(job.worker)].push_back(
+          {start[j], 1, j, job.acquire, job.acquireBytes});
     if (job.releases >= 0 && size_t(job.releases) < graph.jobs.size()) {
       const Job &made = graph.jobs[size_t(job.releases)];
+      auto [units, bytes] = releasedAmount(graph, job);
       events[size_t(made.worker)].push_back(
-          {end[j], start[j] == end[j] ? 2 : 0, -1, uint32_t(job.releases)});
+          {end[j], start[j] == end[j] ? 2 : 0, j, -units, -bytes});
     }
   }
   LiveMemory result{std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0)};
@@ -750,9 +777,8 @@ pipesched::scheduling::LiveMemory pipesched::scheduling::accountLiveMemory(
               });
     int64_t live = 0, liveBytes = 0;
     for (const Event &e : events[w]) {
-      const Job &job = graph.jobs[e.job];
-      live = saturatingAdd(live, e.sign * job.acquire);
-      liveBytes = saturatingAdd(liveBytes, e.sign * job.acquireBytes);
+      live = saturatingAdd(live, e.units);
+      liveBytes = saturatingAdd(liveBytes, e.bytes);
       result.peak[w] = std::max(result.peak[w], live);
       result.peakBytes[w] = std::max(result.peakBytes[w], liveBytes);
     }

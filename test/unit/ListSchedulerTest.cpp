@@ -241,6 +241,41 @@ TEST(ListSchedulerMemory, ReleaseOnAnotherWorkerUnblocks) {
   EXPECT_EQ(uncapped.timeline->peakLiveBytes, (std::vector<int64_t>{200, 0}));
 }
 
+TEST(ListSchedulerMemory, PartsReleasedByTwoJobs) {
+  // A split backward: the forward keeps 10 bytes (2 units), B frees the 6
+  // bytes W does not need (1 unit), W the 4 it re-read (1 unit). With a cap
+  // of 3 units the second forward starts once B has freed its part, not
+  // after W.
+  JobGraph graph = makeGraph(1);
+  Job forward = makeJob(0, 1, 0, /*acquire=*/2);
+  forward.acquireBytes = 10;
+  graph.addJob(forward, {}); // 0: F0 [0, 1)
+  Job b = makeJob(0, 1, 1, 0, /*releases=*/0);
+  b.releaseUnits = 1;
+  b.releaseBytes = 6;
+  graph.addJob(b, {0}); // 1: B0 [1, 2)
+  Job w = makeJob(0, 1, 3, 0, /*releases=*/0);
+  w.releaseUnits = 1;
+  w.releaseBytes = 4;
+  graph.addJob(w, {1}); // 2: W0, last by priority
+  forward.priority = 2;
+  graph.addJob(forward, {}); // 3: F1, fits once B0 freed its part
+  SimulationResult result = simulate(graph, {0, {/*cap=*/3}});
+  ASSERT_SCHEDULED(result);
+  EXPECT_EQ(result.timeline->workerOrder[0],
+            (std::vector<uint32_t>{0, 1, 3, 2}));
+  EXPECT_EQ(result.timeline->peakLive, (std::vector<int64_t>{3}));
+  EXPECT_EQ(result.timeline->peakLiveBytes, (std::vector<int64_t>{14}));
+  // Freed wholly by W instead, F1 waits for it: 4 units would exceed 3.
+  graph.jobs[1].releases = -1;
+  graph.jobs[2].releaseUnits = graph.jobs[2].releaseBytes = -1;
+  SimulationResult whole = simulate(graph, {0, {/*cap=*/3}});
+  ASSERT_SCHEDULED(whole);
+  EXPECT_EQ(whole.timeline->workerOrder[0],
+            (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(whole.timeline->peakLive, (std::vector<int64_t>{2}));
+}
+
 //===----------------------------------------------------------------------===//
 // Pipelines: GPipe and 1F1B
 //===----------------------------------------------------------------------===//
@@ -493,6 +528,14 @@ TEST(ListSchedulerErrors, InvalidInputs) {
        [](JobGraph &g, auto &) { g.jobs[1].releases = 5; }, "releases 5"},
       {"double release", [](JobGraph &g, auto &) { g.jobs[0].releases = 0; },
        "both release"},
+      {"parts beyond the acquire",
+       [](JobGraph &g, auto &) {
+         g.jobs[1].releaseUnits = 2; // job 0 acquired 1
+       },
+       "releases more of job 0's memory than it acquired"},
+      {"negative part",
+       [](JobGraph &g, auto &) { g.jobs[1].releaseBytes = -2; },
+       "negative part"},
       {"negative transfer",
        [](JobGraph &, SimulationOptions &o) { o.transferTime = -1; },
        "transferTime"},
@@ -630,8 +673,11 @@ Reference referenceSimulate(const JobGraph &graph,
         state[j] = Done;
         ++done;
         if (int64_t k = graph.jobs[j].releases; k >= 0) {
-          live[graph.jobs[k].worker] -= graph.jobs[k].acquire;
-          liveBytes[graph.jobs[k].worker] -= graph.jobs[k].acquireBytes;
+          const Job &done = graph.jobs[j], &owner = graph.jobs[k];
+          live[owner.worker] -=
+              done.releaseUnits < 0 ? owner.acquire : done.releaseUnits;
+          liveBytes[owner.worker] -=
+              done.releaseBytes < 0 ? owner.acquireBytes : done.releaseBytes;
         }
       }
       for (size_t w = 0; w < numWorkers; ++w) {
@@ -738,15 +784,27 @@ RandomCase randomCase(std::mt19937 &rng, RandomMode mode) {
       job.acquire = uniform(rng, 0, 2);
       job.acquireBytes = job.acquire * 100 + uniform(rng, 0, 5);
       // Mostly release the memory of a direct predecessor (so it has
-      // started); sometimes hold it to the end.
+      // started): all of it, or in two parts by two jobs (as a split
+      // backward's B and W do); sometimes hold it to the end.
       std::vector<uint32_t> unreleased;
       for (uint32_t p : preds)
-        if (!released[p] && graph.jobs[p].acquire > 0)
+        if (released[p] < 2 && graph.jobs[p].acquire > 0)
           unreleased.push_back(p);
       if (!unreleased.empty() && uniform(rng, 0, 3) != 0) {
         uint32_t p = unreleased[uniform(rng, 0, unreleased.size() - 1)];
-        released[p] = 1;
+        const Job &owner = graph.jobs[p];
         job.releases = p;
+        if (released[p] == 1) { // the rest
+          job.releaseUnits = owner.acquire - owner.acquire / 2;
+          job.releaseBytes = owner.acquireBytes - owner.acquireBytes / 2;
+          released[p] = 2;
+        } else if (uniform(rng, 0, 2) == 0) { // a first part
+          job.releaseUnits = owner.acquire / 2;
+          job.releaseBytes = owner.acquireBytes / 2;
+          released[p] = 1;
+        } else {
+          released[p] = 2;
+        }
       }
     }
     graph.addJob(job, preds);

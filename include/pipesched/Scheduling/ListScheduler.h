@@ -15,7 +15,9 @@
 //
 // Memory. A job may `acquire` activation memory on its worker when it starts
 // (a forward storing its input activation for its backward) and a later job
-// `release` it when it finishes (that backward). With a cap on a worker, a
+// `release` it when it finishes (that backward), all of it or a part: with
+// a split backward, B frees what W does not need and W the rest (the Zero
+// Bubble paper's M_B and M_W). With a cap on a worker, a
 // job that acquires is not started while `live + acquire > cap`; it stays
 // ready and the worker picks another ready job, or idles until a release.
 // Peak live memory is tracked per worker in units and in bytes.
@@ -48,8 +50,12 @@ struct Job {
   int64_t acquireBytes = 0; ///< the same memory in bytes (reporting only)
   /// Index of the job whose memory this job frees when it finishes (the
   /// forward whose activation this backward consumed), or -1. The amount
-  /// freed is that job's acquire/acquireBytes, on that job's worker.
+  /// freed is on that job's worker: all of its acquire/acquireBytes, or
+  /// the part below.
   int64_t releases = -1;
+  /// The part freed, in units and bytes; -1: all of it. Several jobs may
+  /// each free a part of one job's memory, never more than it acquired.
+  int64_t releaseUnits = -1, releaseBytes = -1;
 };
 
 /// A DAG of jobs in compressed sparse row form.
