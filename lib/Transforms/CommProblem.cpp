@@ -15,10 +15,9 @@ using namespace pipesched;
 using namespace pipesched::sched;
 namespace sch = pipesched::scheduling;
 
-FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
-                                                       int64_t prefetchDepth) {
-  StepCommProblem result;
-  sch::CommProblem &p = result.problem;
+/// The problem's fields that hold for the whole step.
+static void describeStep(StepOp step, int64_t prefetchDepth,
+                         sch::CommProblem &p) {
   CostAttr cost = step.getCostOrDefault();
   p.numWorkers = static_cast<int32_t>(step.getWorkers());
   p.numStages = step.getStages();
@@ -37,7 +36,49 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
   if (TiedAttr tied = step.getTiedAttr())
     for (ArrayRef<int64_t> group : tied.getGroups())
       p.tiedGroups.emplace_back(group.begin(), group.end());
+}
 
+/// Appends the inputs of job `self` (its op `op`): its operands' producers,
+/// or, for a weight half on another worker than its backward, that
+/// backward's inputs (which it re-reads: those must travel to it, not the
+/// backward's output, which a stage without predecessors does not even
+/// have). Operands dominate their users: producers are already indexed.
+static LogicalResult
+addInputs(Operation &op, uint32_t self,
+          const llvm::DenseMap<Operation *, uint32_t> &indexOf,
+          StepCommProblem &result) {
+  sch::CommProblem &p = result.problem;
+  auto weightHalf = dyn_cast<BackwardWeightOp>(op);
+  std::optional<uint32_t> backward;
+  if (weightHalf && weightHalf.rereadsBackward()) {
+    // A fragment without `after` has no backward to plan transfers for,
+    // yet its program would name that backward's inputs.
+    if (!weightHalf.getInput())
+      return op.emitOpError()
+             << describeJob(cast<JobOpInterface>(op))
+             << " has no backward to re-read: a weight half of a partial "
+                "step needs 'after' to be lowered";
+    backward = indexOf.lookup(weightHalf.getInput().getDefiningOp());
+  }
+  bool remote = backward && p.jobs[*backward].worker != p.jobs[self].worker;
+  result.readsRemoteBackward.push_back(remote);
+  if (remote) {
+    SmallVector<uint32_t, 4> reads(p.inputs.begin() + p.inputBegin[*backward],
+                                   p.inputs.begin() + p.inputBegin[*backward + 1]);
+    p.inputs.insert(p.inputs.end(), reads.begin(), reads.end());
+  } else {
+    for (Value operand : op.getOperands())
+      p.inputs.push_back(indexOf.lookup(operand.getDefiningOp()));
+  }
+  p.inputBegin.push_back(static_cast<uint32_t>(p.inputs.size()));
+  return success();
+}
+
+FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
+                                                       int64_t prefetchDepth) {
+  StepCommProblem result;
+  sch::CommProblem &p = result.problem;
+  describeStep(step, prefetchDepth, p);
   Block &body = step.getBody().front();
   // The width of a scanned backward's Jacobians (what --sched-bppsa
   // recorded): a Jacobian message is that many activations.
@@ -57,7 +98,8 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
       return job->emitOpError() << describeJob(job)
                                 << " is not simulated: run --sched-place and "
                                    "--sched-simulate first";
-    indexOf[&op] = static_cast<uint32_t>(p.jobs.size());
+    uint32_t self = static_cast<uint32_t>(p.jobs.size());
+    indexOf[&op] = self;
     p.jobs.push_back({static_cast<int32_t>(*worker),
                       static_cast<int32_t>(job.getWeightsWorker().value_or(*worker)),
                       job.getStageIndex(), job.getMicrobatchIndex(),
@@ -67,35 +109,8 @@ FailureOr<StepCommProblem> pipesched::buildCommProblem(StepOp step,
     auto combine = dyn_cast<CombineOp>(op);
     if (isa<JacobianOp>(op) || (combine && combine.getProduct() == Product::JJ))
       p.jobs.back().outputBytes = sch::saturatingMul(p.actBytes, scanWidth);
-    // Operands dominate their users: producers are already indexed.
-    uint32_t self = static_cast<uint32_t>(p.jobs.size() - 1);
-    auto weightHalf = dyn_cast<BackwardWeightOp>(op);
-    std::optional<uint32_t> backward;
-    if (weightHalf && weightHalf.rereadsBackward()) {
-      // Its reads are its backward's: a fragment without `after` has none
-      // to plan transfers for, yet the program would name them.
-      if (!weightHalf.getInput())
-        return job->emitOpError()
-               << describeJob(job)
-               << " has no backward to re-read: a weight half of a partial "
-                  "step needs 'after' to be lowered";
-      backward = indexOf.lookup(weightHalf.getInput().getDefiningOp());
-    }
-    bool remote = backward && p.jobs[*backward].worker != p.jobs[self].worker;
-    result.readsRemoteBackward.push_back(remote);
-    if (remote) {
-      // The weight half re-reads its backward's inputs: on another worker
-      // than its backward, those are what must travel to it, not the
-      // backward's output (which a stage without predecessors does not
-      // even have).
-      SmallVector<uint32_t, 4> reads(p.inputs.begin() + p.inputBegin[*backward],
-                                     p.inputs.begin() + p.inputBegin[*backward + 1]);
-      p.inputs.insert(p.inputs.end(), reads.begin(), reads.end());
-    } else {
-      for (Value operand : op.getOperands())
-        p.inputs.push_back(indexOf.lookup(operand.getDefiningOp()));
-    }
-    p.inputBegin.push_back(static_cast<uint32_t>(p.inputs.size()));
+    if (failed(addInputs(op, self, indexOf, result)))
+      return failure();
     result.jobs.push_back(job);
   }
   return result;
