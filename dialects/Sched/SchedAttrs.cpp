@@ -65,7 +65,7 @@ static constexpr int64_t kDefaultFwd = 1, kDefaultBwd = 2;
 
 CostAttr CostAttr::getDefault(MLIRContext *ctx) {
   return CostAttr::get(ctx, {kDefaultFwd}, {kDefaultBwd}, {}, 0, 0, {}, 0, 0,
-                       0, 0, {}, 0);
+                       0, 0, {}, 0, /*actWBytes=*/-1);
 }
 
 int64_t CostAttr::getDuration(int64_t stage, Direction d) const {
@@ -95,7 +95,8 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t weightBytes, ArrayRef<int64_t> fwdBwd,
                                int64_t transfer, int64_t tickNs,
                                int64_t latency, int64_t bandwidth,
-                               ArrayRef<int64_t> optimizer, int64_t reduce) {
+                               ArrayRef<int64_t> optimizer, int64_t reduce,
+                               int64_t actWBytes) {
   auto checkDurations = [&](StringRef key, ArrayRef<int64_t> values,
                             bool mayBeEmpty) -> LogicalResult {
     if (values.empty() && !mayBeEmpty)
@@ -113,6 +114,15 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       failed(checkDurations("optimizer", optimizer, true)))
     return failure();
   if (actBytes < 0 || weightBytes < 0)
+    return emitError() << "cost sizes must be non-negative";
+  if (actWBytes >= 0 && bwdWeight.empty())
+    return emitError() << "cost 'act_w' (what the weight half keeps of the "
+                          "activation) needs a split backward: give 'bwd_w'";
+  if (actWBytes > actBytes)
+    return emitError() << "cost 'act_w' = " << actWBytes
+                       << " exceeds 'act' = " << actBytes
+                       << ": the weight half keeps a part of the activation";
+  if (actWBytes < -1)
     return emitError() << "cost sizes must be non-negative";
   if (transfer < 0)
     return emitError() << "cost 'transfer' has a negative duration "
@@ -148,19 +158,76 @@ static ParseResult parseScalarOrList(AsmParser &p,
   return p.parseInteger(values.emplace_back());
 }
 
-Attribute CostAttr::parse(AsmParser &p, Type) {
-  SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight, fwdBwd;
-  SmallVector<int64_t> optimizer;
+namespace {
+/// The parameters of a cost as the parser fills them, with their defaults.
+struct CostFields {
+  SmallVector<int64_t> fwd{kDefaultFwd}, bwd{kDefaultBwd}, bwdWeight, fwdBwd,
+      optimizer;
   int64_t actBytes = 0, weightBytes = 0, transfer = 0, tickNs = 0,
-          latency = 0, bandwidth = 0, reduce = 0;
+          latency = 0, bandwidth = 0, reduce = 0, actWBytes = -1;
+
+  CostAttr build(AsmParser &p) const {
+    return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
+                                p.getContext(), fwd, bwd, bwdWeight, actBytes,
+                                weightBytes, fwdBwd, transfer, tickNs, latency,
+                                bandwidth, optimizer, reduce, actWBytes);
+  }
+};
+} // namespace
+
+/// Parses `unit = ns|us|ms` into the tick length in nanoseconds.
+static ParseResult parseTimeUnit(AsmParser &p, int64_t &tickNs) {
+  StringRef unit;
+  SMLoc unitLoc = p.getCurrentLocation();
+  if (p.parseKeyword(&unit))
+    return failure();
+  tickNs = llvm::StringSwitch<int64_t>(unit)
+               .Case("ns", 1)
+               .Case("us", 1000)
+               .Case("ms", 1000000)
+               .Default(0);
+  if (!tickNs)
+    return p.emitError(unitLoc) << "unknown time unit '" << unit
+                                << "' (expected ns, us or ms)";
+  return success();
+}
+
+/// Parses the value of cost key `key` into `f`.
+static ParseResult parseCostValue(AsmParser &p, StringRef key, SMLoc keyLoc,
+                                  CostFields &f) {
+  if (key == "fwd" || key == "bwd" || key == "bwd_w" || key == "fwd_bwd" ||
+      key == "optimizer")
+    return parseScalarOrList(p, key == "fwd"       ? f.fwd
+                                : key == "bwd"     ? f.bwd
+                                : key == "bwd_w"   ? f.bwdWeight
+                                : key == "fwd_bwd" ? f.fwdBwd
+                                                   : f.optimizer);
+  if (key == "unit")
+    return parseTimeUnit(p, f.tickNs);
+  int64_t *scalar = llvm::StringSwitch<int64_t *>(key)
+                        .Case("act", &f.actBytes)
+                        .Case("act_w", &f.actWBytes)
+                        .Case("weights", &f.weightBytes)
+                        .Case("transfer", &f.transfer)
+                        .Case("latency", &f.latency)
+                        .Case("bandwidth", &f.bandwidth)
+                        .Case("reduce", &f.reduce)
+                        .Default(nullptr);
+  if (!scalar)
+    return p.emitError(keyLoc)
+           << "unknown cost key '" << key
+           << "' (expected fwd, bwd, bwd_w, fwd_bwd, act, act_w, weights, "
+              "optimizer, transfer, latency, bandwidth, reduce or unit)";
+  return p.parseInteger(*scalar);
+}
+
+Attribute CostAttr::parse(AsmParser &p, Type) {
+  CostFields fields;
   llvm::SmallDenseSet<StringRef> seen;
   if (p.parseLess())
     return {};
   if (succeeded(p.parseOptionalGreater()))
-    return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
-                                p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                                weightBytes, fwdBwd, transfer, tickNs,
-                                latency, bandwidth, optimizer, reduce);
+    return fields.build(p);
   do {
     StringRef key;
     SMLoc keyLoc = p.getCurrentLocation();
@@ -170,60 +237,12 @@ Attribute CostAttr::parse(AsmParser &p, Type) {
       p.emitError(keyLoc) << "cost key '" << key << "' appears twice";
       return {};
     }
-    ParseResult r = success();
-    if (key == "fwd")
-      r = parseScalarOrList(p, fwd);
-    else if (key == "bwd")
-      r = parseScalarOrList(p, bwd);
-    else if (key == "bwd_w")
-      r = parseScalarOrList(p, bwdWeight);
-    else if (key == "fwd_bwd")
-      r = parseScalarOrList(p, fwdBwd);
-    else if (key == "act")
-      r = p.parseInteger(actBytes);
-    else if (key == "weights")
-      r = p.parseInteger(weightBytes);
-    else if (key == "transfer")
-      r = p.parseInteger(transfer);
-    else if (key == "latency")
-      r = p.parseInteger(latency);
-    else if (key == "bandwidth")
-      r = p.parseInteger(bandwidth);
-    else if (key == "reduce")
-      r = p.parseInteger(reduce);
-    else if (key == "optimizer")
-      r = parseScalarOrList(p, optimizer);
-    else if (key == "unit") {
-      StringRef unit;
-      SMLoc unitLoc = p.getCurrentLocation();
-      if (p.parseKeyword(&unit))
-        return {};
-      tickNs = llvm::StringSwitch<int64_t>(unit)
-                   .Case("ns", 1)
-                   .Case("us", 1000)
-                   .Case("ms", 1000000)
-                   .Default(0);
-      if (!tickNs) {
-        p.emitError(unitLoc) << "unknown time unit '" << unit
-                             << "' (expected ns, us or ms)";
-        return {};
-      }
-    } else {
-      p.emitError(keyLoc) << "unknown cost key '" << key
-                          << "' (expected fwd, bwd, bwd_w, fwd_bwd, act, "
-                             "weights, optimizer, transfer, latency, "
-                             "bandwidth, reduce or unit)";
-      return {};
-    }
-    if (failed(r))
+    if (failed(parseCostValue(p, key, keyLoc, fields)))
       return {};
   } while (succeeded(p.parseOptionalComma()));
   if (p.parseGreater())
     return {};
-  return CostAttr::getChecked([&] { return p.emitError(p.getNameLoc()); },
-                              p.getContext(), fwd, bwd, bwdWeight, actBytes,
-                              weightBytes, fwdBwd, transfer, tickNs,
-                                latency, bandwidth, optimizer, reduce);
+  return fields.build(p);
 }
 
 /// The keyword of a tick length the parser accepts.
@@ -263,6 +282,8 @@ void CostAttr::print(AsmPrinter &p) const {
   }
   if (getActBytes())
     p << ", act = " << getActBytes();
+  if (getActWBytes() >= 0)
+    p << ", act_w = " << getActWBytes();
   if (getWeightBytes())
     p << ", weights = " << getWeightBytes();
   if (!getOptimizer().empty()) {

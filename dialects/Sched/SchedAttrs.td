@@ -58,6 +58,15 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     The defaults (`fwd = 1, bwd = 2`) follow the seed's simulator: one unit
     of the seed's Table 1 (forward + backward of a stage) is 3 ticks.
 
+    With a split backward, `act_w` is the part of `act` that the weight
+    half still needs after the input half (the Zero Bubble paper's M_W
+    against M_B): the input half frees `act - act_w`, the weight half the
+    rest. Without it the whole activation lives until the weight half.
+
+    ```mlir
+    #sched.cost<fwd = 1, bwd = 1, bwd_w = 1, act = 1000, act_w = 400>
+    ```
+
     `transfer` is the time to move one tensor (an activation or a gradient)
     between workers; `--sched-simulate` adds it to an input made on another
     worker unless its `transfer-time` option says otherwise. `unit` gives
@@ -88,7 +97,8 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     "int64_t":$latency,
     "int64_t":$bandwidth,
     ArrayRefParameter<"int64_t", "optimizer step duration per stage">:$optimizer,
-    "int64_t":$reduce
+    "int64_t":$reduce,
+    "int64_t":$actWBytes
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -101,6 +111,16 @@ def Sched_CostAttr : Sched_Attr<"Cost", "cost"> {
     static CostAttr getDefault(::mlir::MLIRContext *ctx);
     /// Whether ticks have a real length (`unit`).
     bool hasTimeUnit() const { return getTickNs() > 0; }
+    /// The bytes of a microbatch's activation that the weight half keeps
+    /// after the backward's input half (`act_w`; without it, all of `act`).
+    int64_t getWeightHalfActBytes() const {
+      return getActWBytes() < 0 ? getActBytes() : getActWBytes();
+    }
+    /// Whether the input half frees a part of the activation (`act_w`
+    /// below `act`), as the Zero Bubble paper models memory.
+    bool hasActivationParts() const {
+      return getWeightHalfActBytes() < getActBytes();
+    }
     /// The optimizer step of `stage` (0 without `optimizer`).
     int64_t getOptimizerDuration(int64_t stage) const {
       ::llvm::ArrayRef<int64_t> v = getOptimizer();

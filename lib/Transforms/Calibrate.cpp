@@ -61,5 +61,5 @@ void SchedCalibrate::runOnOperation() {
       step.getContext(), calibrated.fwd, calibrated.bwd, calibrated.bwdWeight,
       calibrated.actBytes, calibrated.weightBytes, /*fwdBwd=*/{},
       calibrated.transfer, kTickNs, calibrated.latency, calibrated.bandwidth,
-      calibrated.optimizer, calibrated.reduce));
+      calibrated.optimizer, calibrated.reduce, /*actWBytes=*/-1));
 }

@@ -88,7 +88,8 @@ LogicalResult pipesched::partitionStep(StepOp step, const LayerFile &file,
   step.setCostAttr(CostAttr::get(
       step.getContext(), part.fwd, bwd, bwdWeight, act, weights,
       /*fwdBwd=*/{}, old.getTransfer(), old.getTickNs(), old.getLatency(),
-      old.getBandwidth(), old.getOptimizer(), old.getReduce()));
+      old.getBandwidth(), old.getOptimizer(), old.getReduce(),
+      /*actWBytes=*/-1));
   step.setLayersAttr(DenseI64ArrayAttr::get(
       step.getContext(), part.layerCounts(int64_t(problem.layers.size()))));
   return success();

@@ -6,6 +6,7 @@
 
 #include "pipesched/Dialect/Sched/SchedScheme.h"
 #include "pipesched/Scheduling/ListScheduler.h"
+#include "pipesched/Scheduling/Saturating.h"
 #include "pipesched/Transforms/Passes.h"
 #include "pipesched/Transforms/StepPhases.h"
 
@@ -107,6 +108,10 @@ namespace {
 struct CapChoice {
   MemoryCapAttr stepCap; ///< the step's, unless an option overrides it
   bool inBytes = false;  ///< the cap counts bytes (`act` per activation)
+  /// The activation is freed in parts (`act_w`): memory is counted in
+  /// bytes, and a cap in activations is `act` bytes each.
+  bool parts = false;
+  bool countsBytes() const { return inBytes || parts; }
 };
 
 /// Every job of `step`, each with a compute worker; `allOrdered` when every
@@ -134,6 +139,7 @@ static FailureOr<CapChoice> chooseCap(StepOp step,
                 (o.memoryCap == 0 && cap.stepCap && cap.stepCap.getInBytes());
   if (cap.inBytes && step.getCostOrDefault().getActBytes() == 0)
     return step.emitOpError("a cap in bytes needs the cost's 'act' size");
+  cap.parts = step.getCostOrDefault().hasActivationParts();
   return cap;
 }
 
@@ -162,6 +168,8 @@ static void addSimulationJobs(StepOp step, const ResolvedPriority &priority,
   CostAttr cost = step.getCostOrDefault();
   bool split = cost.isSplitBackward();
   int64_t actBytes = cost.getActBytes();
+  // With parts, the input half frees what the weight half does not keep.
+  int64_t keptBytes = cost.getWeightHalfActBytes();
   // The forward (s, b) whose activation a backward (or, when split, its
   // weight-gradient job) frees.
   llvm::DenseMap<std::pair<int64_t, int64_t>, uint32_t> forwardOf;
@@ -192,15 +200,20 @@ static void addSimulationJobs(StepOp step, const ResolvedPriority &priority,
     for (JobOpInterface member : members) {
       Direction md = member.getDirection();
       if (md == Direction::Forward) {
-        simJob.acquire = cap.inBytes ? actBytes : 1;
+        simJob.acquire = cap.countsBytes() ? actBytes : 1;
         simJob.acquireBytes = actBytes;
       }
+      bool freesPart = cap.parts && md == Direction::Backward;
       bool freesActivation = (md == Direction::Backward && !split) ||
-                             md == Direction::BackwardWeight;
+                             md == Direction::BackwardWeight || freesPart;
       if (freesActivation) {
         auto it = forwardOf.find(
             {member.getStageIndex(), member.getMicrobatchIndex()});
         simJob.releases = it == forwardOf.end() ? -1 : it->second;
+      }
+      if (cap.parts && freesActivation) {
+        int64_t part = freesPart ? actBytes - keptBytes : keptBytes;
+        simJob.releaseUnits = simJob.releaseBytes = part;
       }
       for (Value operand : member->getOperands())
         if (Operation *producer = operand.getDefiningOp())
@@ -214,7 +227,8 @@ static void addSimulationJobs(StepOp step, const ResolvedPriority &priority,
 /// The per-worker caps: a byte or unit option for every worker, else the
 /// step's own `cap`.
 static void setMemoryCaps(const SimulationOverrides &o, const CapChoice &cap,
-                          int64_t numWorkers, sim::SimulationOptions &options) {
+                          int64_t numWorkers, int64_t actBytes,
+                          sim::SimulationOptions &options) {
   if (o.memoryCapBytes > 0) {
     options.memoryCap.assign(numWorkers, o.memoryCapBytes);
   } else if (o.memoryCap > 0) {
@@ -223,6 +237,11 @@ static void setMemoryCaps(const SimulationOverrides &o, const CapChoice &cap,
     SmallVector<int64_t> caps = cap.stepCap.perWorker(numWorkers);
     options.memoryCap.assign(caps.begin(), caps.end());
   }
+  // Counted in bytes (parts), a cap in activations is `act` bytes each.
+  if (cap.parts && !cap.inBytes)
+    for (int64_t &c : options.memoryCap)
+      if (c >= 0)
+        c = sim::saturatingMul(c, actBytes);
 }
 
 /// Replays an explicit order (an imported schedule): each worker's jobs by
@@ -275,7 +294,8 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
   jobs.options.transferTime = o.transferTime >= 0
                                   ? o.transferTime
                                   : step.getCostOrDefault().getTransfer();
-  setMemoryCaps(o, *cap, W, jobs.options);
+  setMemoryCaps(o, *cap, W, step.getCostOrDefault().getActBytes(),
+                jobs.options);
   if (replay)
     setExplicitOrder(jobs, W);
   return success();

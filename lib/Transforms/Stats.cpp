@@ -158,16 +158,25 @@ static int64_t collectLiveMemory(const scheduling::CommProblem &problem,
   scheduling::JobGraph graph;
   graph.numWorkers = static_cast<int32_t>(stats.workers);
   std::vector<int64_t> start, end;
+  // With parts (`act_w`) the input half frees its bytes first; an
+  // activation counts as live until its last part is freed.
+  bool parts = cost.hasActivationParts();
+  int64_t kept = cost.getWeightHalfActBytes();
   for (const scheduling::PlannedJob &p : problem.jobs) {
     scheduling::Job job;
     job.worker = p.worker;
+    bool firstPart = parts && p.direction == Direction::Backward;
     if (p.direction == Direction::Forward) {
       job.acquire = 1;
       job.acquireBytes = cost.getActBytes();
-    } else if (p.direction == lastUse) {
+    } else if (p.direction == lastUse || firstPart) {
       auto fwd = forwardOf.find({p.stage, p.microbatch});
       if (fwd != forwardOf.end())
         job.releases = fwd->second;
+      if (parts) {
+        job.releaseUnits = firstPart ? 0 : 1;
+        job.releaseBytes = firstPart ? cost.getActBytes() - kept : kept;
+      }
     }
     graph.jobs.push_back(job);
     start.push_back(p.start);

@@ -304,7 +304,7 @@ OwningOpRef<ModuleOp> CSVImporter::run() {
   Location fileLoc = locAt(1, 1);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
-  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0, {}, 0, 0, 0, 0, {}, 0)
+  CostAttr cost = split ? CostAttr::get(ctx, {1}, {1}, {1}, 0, 0, {}, 0, 0, 0, 0, {}, 0, -1)
                         : CostAttr::getDefault(ctx);
   auto step = StepOp::create(builder, fileLoc, numStages, numMicrobatches,
                              numRanks, cost);

@@ -98,8 +98,22 @@ sched.step stages = 1, microbatches = 1, workers = 1 cost <act = -1> {
 
 // -----
 
+// Tests that the weight half keeps a part of the activation, not more.
+// expected-error @below {{cost 'act_w' = 2000 exceeds 'act' = 1000: the weight half keeps a part of the activation}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <bwd_w = 1, act = 1000, act_w = 2000> {
+}
+
+// -----
+
+// Tests that the parts of an activation need a weight half.
+// expected-error @below {{cost 'act_w' (what the weight half keeps of the activation) needs a split backward: give 'bwd_w'}}
+sched.step stages = 1, microbatches = 1, workers = 1 cost <act = 1000, act_w = 400> {
+}
+
+// -----
+
 // Tests that unknown cost keys are named.
-// expected-error @below {{unknown cost key 'speed' (expected fwd, bwd, bwd_w, fwd_bwd, act, weights, optimizer, transfer, latency, bandwidth, reduce or unit)}}
+// expected-error @below {{unknown cost key 'speed' (expected fwd, bwd, bwd_w, fwd_bwd, act, act_w, weights, optimizer, transfer, latency, bandwidth, reduce or unit)}}
 sched.step stages = 1, microbatches = 1, workers = 1 cost <speed = 1> {
 }
 

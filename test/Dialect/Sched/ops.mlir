@@ -22,6 +22,15 @@ module @cost {
   }
 }
 
+// Tests the part of the activation the weight half keeps (`act_w`), printed
+// after `act`.
+// CHECK-LABEL: module @parts
+// CHECK-NEXT:    sched.step stages = 1, microbatches = 1, workers = 1 cost <fwd = 1, bwd = 1, bwd_w = 1, act = 1000, act_w = 400> {
+module @parts {
+  sched.step stages = 1, microbatches = 1, workers = 1 cost <act_w = 400, act = 1000, bwd_w = 1, bwd = 1> {
+  }
+}
+
 // Tests the layer count per stage of a partitioned step (--sched-partition).
 // CHECK-LABEL: module @layers
 // CHECK-NEXT:    sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched<1f1b> cost <fwd = [15, 15, 13, 14], bwd = [30, 30, 26, 28]> layers [5, 3, 3, 3] {
