@@ -390,7 +390,8 @@ WorkerOrders pipesched::scheduling::generateStaticOrder(StaticOrder order,
     return zeroBubbleGreedy(shape.workers, shape.microbatches,
                             2 * shape.workers,
                             {shape.forwardCost, shape.inputCost,
-                             shape.weightCost, shape.commCost});
+                             shape.weightCost, shape.commCost,
+                             shape.activationBytes, shape.keptBytes});
   WorkerOrders orders(size_t(shape.workers));
   for (int64_t r = 0; r < shape.workers; ++r) {
     switch (order) {

@@ -30,7 +30,9 @@ public:
   GreedyRun(int64_t numStages, int64_t numMicrobatches, int64_t memoryLimit,
             const ZeroBubbleCosts &costs, Flags runFlags)
       : p(numStages), m(numMicrobatches),
-        limit(memoryLimit), cost{costs.forward, costs.input, costs.weight},
+        limit(memoryLimit * costs.activation),
+        cost{costs.forward, costs.input, costs.weight},
+        mem{costs.activation, costs.kept - costs.activation, -costs.kept},
         comm(costs.comm), flags(runFlags), live(size_t(p), 0),
         end(size_t(p), 0), bubble(size_t(p), 0), lastWeight(size_t(p), 0),
         doneForward(size_t(p * m), kNotDone),
@@ -79,6 +81,8 @@ private:
 
   const int64_t p, m, limit;
   const std::array<int64_t, 3> cost;
+  /// What each kind adds to a rank's live memory (F takes, B and W free).
+  const std::array<int64_t, 3> mem;
   const int64_t comm;
   const Flags flags;
   std::array<std::vector<int64_t>, 3> count;
@@ -118,7 +122,7 @@ bool GreedyRun::put(int64_t s, Kind k) {
     doneInput[size_t(b * p + s)] = finish;
   else
     lastWeight[size_t(s)] = finish;
-  live[size_t(s)] += k == KF ? 1 : k == KW ? -1 : 0;
+  live[size_t(s)] += mem[k];
   kinds[size_t(s * 3 * m + cnt(KF, s) + cnt(KB, s) + cnt(KW, s))] = uint8_t(k);
   ++cnt(k, s);
   return true;
@@ -139,7 +143,7 @@ WorkerOrders GreedyRun::orders() const {
   return out;
 }
 
-/// Weight halves until a job adding `delta` live activations fits.
+/// Weight halves until a job adding `delta` to the live memory fits.
 bool GreedyRun::freeMemoryFor(int64_t s, int64_t delta) {
   while (live[size_t(s)] + delta > limit)
     if (!put(s, KW))
@@ -171,11 +175,11 @@ void GreedyRun::warmUp() {
   for (int64_t s = p - 2; s >= 0; --s) {
     int64_t mem = live[size_t(s)], clock = end[size_t(s)];
     int64_t &n = extra[size_t(s)];
-    while (cnt(KF, s) + n < m && mem + 1 <= limit) {
+    while (cnt(KF, s) + n < m && mem + this->mem[KF] <= limit) {
       if (flags.allowBubbleBeforeFirstB ? clock + cost[KF] > arrivalB + comm
                                         : clock >= arrivalB + comm)
         break;
-      ++mem;
+      mem += this->mem[KF];
       clock += cost[KF];
       ++n;
     }
@@ -206,10 +210,10 @@ bool GreedyRun::steadyRound(int64_t i) {
       int64_t horizon = end[size_t(s + 1)] + cost[KF] + cost[KB] + comm;
       if (end[size_t(s)] >= horizon)
         continue;
-      int64_t weightCost = 0, mem = live[size_t(s)] + 1;
-      for (int64_t w = cnt(KW, s); mem > limit && w < cnt(KB, s); ++w) {
+      int64_t weightCost = 0, held = live[size_t(s)] + mem[KF];
+      for (int64_t w = cnt(KW, s); held > limit && w < cnt(KB, s); ++w) {
         weightCost += cost[KW];
-        --mem;
+        held += mem[KW];
       }
       if (end[size_t(s)] + cost[KF] + weightCost > horizon &&
           withinSlack(s, horizon - end[size_t(s)]))
@@ -223,7 +227,7 @@ bool GreedyRun::steadyRound(int64_t i) {
   for (int64_t s = 0; s < p; ++s) {
     if (!wants[size_t(s)])
       continue;
-    if (!freeMemoryFor(s, 1))
+    if (!freeMemoryFor(s, mem[KF]))
       return false;
     if (s > 0) {
       int64_t input = forwardEnd(s - 1, cnt(KF, s));
@@ -234,7 +238,7 @@ bool GreedyRun::steadyRound(int64_t i) {
       return false;
   }
   for (int64_t s = p - 1; s >= 0; --s) {
-    if (cnt(KB, s) != i || !freeMemoryFor(s, 0))
+    if (cnt(KB, s) != i || !freeMemoryFor(s, mem[KB]))
       return false;
     if (s + 1 < p && !fillWeights(s, inputEnd(s + 1, i) + comm))
       return false;
@@ -271,6 +275,10 @@ WorkerOrders pipesched::scheduling::zeroBubbleGreedy(
   };
   ZeroBubbleCosts c{clampCost(costs.forward), clampCost(costs.input),
                     clampCost(costs.weight), clampCost(costs.comm)};
+  // Memory in any unit, at most 2^32 per activation so that m of them stay
+  // far below 2^63; the weight half keeps a part of it.
+  c.activation = clampCost(costs.activation);
+  c.kept = std::clamp<int64_t>(costs.kept, 0, c.activation);
   // A rank never holds more than m activations, so limits from m up behave
   // alike; below 1 the repository cannot place a second forward.
   int64_t limit = std::clamp<int64_t>(memoryLimit, 1, m);

@@ -77,6 +77,10 @@ static LogicalResult writeStaticOrder(StepOp step,
   shape.inputCost = cost.getDuration(0, Direction::Backward);
   shape.weightCost = cost.getDuration(0, Direction::BackwardWeight);
   shape.commCost = cost.getTransfer();
+  if (cost.hasActivationParts()) {
+    shape.activationBytes = cost.getActBytes();
+    shape.keptBytes = cost.getWeightHalfActBytes();
+  }
   if (std::string error = sim::checkStaticOrder(*priority.order, shape);
       !error.empty())
     return step.emitOpError() << "priority cannot be generated: " << error;

@@ -35,3 +35,15 @@ sched.step @parts stages = 1, microbatches = 4, workers = 1 compute affine_map<(
 // CHECK:       sched.forward(0, 2) {{.*}} order 4
 sched.step @bytes stages = 1, microbatches = 4, workers = 1 compute affine_map<(s, b, d) -> (0)> priority affine_map<(s, b, d) -> (d floordiv 2, b, d)> cap <bytes = 2000> cost <fwd = 1, bwd = 1, bwd_w = 1, act = 1000, act_w = 400> {
 }
+
+// -----
+
+// ZB-2p (the Zero Bubble repository's greedy, #sched.zb_h2) counts the parts
+// too: within its limit of 2p activations (8000 bytes) each rank holds up
+// to 16 activations in part at once, where the whole-activation model holds
+// 8 (test/unit/ZeroBubbleGreedyTest.cpp checks the orders).
+// CHECK-LABEL: sched.step @zb2p
+// STATS-LABEL: sched.step stages = 4, microbatches = 16, workers = 4
+// STATS:       memory: peak 16 live activations (8000 bytes) on the busiest worker
+sched.step @zb2p stages = 4, microbatches = 16, workers = 4 strategy #sched.zb_h2 cost <fwd = 1, bwd = 1, bwd_w = 1, act = 1000, act_w = 400> {
+}

@@ -39,10 +39,12 @@ OrderShape shapeOf(int64_t p, int64_t m) {
 /// Runs the orders with unit durations and no transfer time: a rank starts
 /// its next job once the job's inputs exist (F after F of s-1, B after B of
 /// s+1 or, on the last stage, its F; W after its B). Returns the makespan,
-/// or -1 on a deadlock; `peak` gets each rank's most live activations
-/// (F done, W not yet).
+/// or -1 on a deadlock; `peak` gets each rank's most live memory: F adds
+/// `activation`, B frees `activation - kept`, W frees `kept` (by default
+/// the count of activations with F done and W not yet).
 int64_t replay(int64_t p, int64_t m, const WorkerOrders &orders,
-               std::vector<int64_t> &peak) {
+               std::vector<int64_t> &peak, int64_t activation = 1,
+               int64_t kept = 1) {
   std::vector<int64_t> done(size_t(3 * p * m), -1);
   auto at = [&](int64_t s, int64_t b, Direction d) -> int64_t & {
     return done[size_t((s * m + b) * 3 + int64_t(d))];
@@ -68,9 +70,10 @@ int64_t replay(int64_t p, int64_t m, const WorkerOrders &orders,
           break;
         clock[size_t(r)] = std::max(clock[size_t(r)], input) + 1;
         at(j.stage, j.microbatch, j.direction) = clock[size_t(r)];
-        live[size_t(r)] += j.direction == Direction::Forward          ? 1
-                           : j.direction == Direction::BackwardWeight ? -1
-                                                                      : 0;
+        live[size_t(r)] += j.direction == Direction::Forward ? activation
+                           : j.direction == Direction::Backward
+                               ? kept - activation
+                               : -kept;
         peak[size_t(r)] = std::max(peak[size_t(r)], live[size_t(r)]);
         ++next[size_t(r)];
         progress = true;
@@ -259,6 +262,36 @@ TEST(ZeroBubbleGreedy, UnevenCostsVerify) {
           for (int64_t live : peak)
             ASSERT_LE(live, limit);
         }
+}
+
+// The paper's memory model: the input half frees what the weight half
+// does not keep. The limit then counts bytes (limit activations of 10
+// each), orders stay valid, and with 4 of 10 kept ZB-2p runs forwards
+// ahead of weight halves where the whole-activation model could not.
+TEST(ZeroBubbleGreedy, PartsStayWithinTheLimit) {
+  for (int64_t kept : {0, 4, 10})
+    for (int64_t p = 1; p <= 6; ++p)
+      for (int64_t m = 1; m <= 12; ++m)
+        for (int64_t limit : {p, 2 * p}) {
+          SCOPED_TRACE("kept=" + std::to_string(kept) + " p=" +
+                       std::to_string(p) + " m=" + std::to_string(m));
+          ZeroBubbleCosts costs;
+          costs.activation = 10;
+          costs.kept = kept;
+          WorkerOrders orders = zeroBubbleGreedy(p, m, limit, costs);
+          ASSERT_EQ(verifyStaticOrder(shapeOf(p, m), orders), "");
+          std::vector<int64_t> peak;
+          ASSERT_GT(replay(p, m, orders, peak, 10, kept), 0);
+          for (int64_t live : peak)
+            ASSERT_LE(live, 10 * limit);
+        }
+  ZeroBubbleCosts parts;
+  parts.activation = 10;
+  parts.kept = 4;
+  EXPECT_NE(zeroBubbleGreedy(4, 16, 8, parts), zeroBubbleGreedy(4, 16, 8));
+  // Kept whole, the parts are the old model in other units.
+  parts.kept = 10;
+  EXPECT_EQ(zeroBubbleGreedy(4, 16, 8, parts), zeroBubbleGreedy(4, 16, 8));
 }
 
 // Out-of-range inputs: no stages or microbatches give no order; limits

@@ -105,6 +105,10 @@ struct OrderShape {
   /// A transfer between neighbouring stages (the cost's `transfer`): the
   /// Zero Bubble greedy times its placements with it.
   int64_t commCost = 0;
+  /// Memory of an activation and the part of it the weight half keeps (the
+  /// cost's `act` and `act_w`): the Zero Bubble greedy's memory limit
+  /// counts the parts. Equal: the weight half frees it all.
+  int64_t activationBytes = 1, keptBytes = 1;
 };
 
 /// Each worker's jobs, first to last.

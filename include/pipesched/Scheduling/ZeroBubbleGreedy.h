@@ -61,12 +61,17 @@ namespace pipesched::scheduling {
 /// or 3 once m >= 2p).
 struct ZeroBubbleCosts {
   int64_t forward = 1, input = 1, weight = 1, comm = 0;
+  /// Memory: a forward takes `activation`; the input half frees
+  /// `activation - kept` and the weight half `kept` (the paper's M_B and
+  /// M_W, the repository's mem_f, mem_b and mem_w). The defaults free all
+  /// of it at the weight half.
+  int64_t activation = 1, kept = 1;
 };
 
 /// The Zero Bubble repository's greedy schedule (zb.py) for p stages, one
 /// per rank, and m microbatches, with at most `memoryLimit` activations
-/// live per rank (F +1, W -1): memoryLimit = p gives ZB-1p (ZB-H1's
-/// memory), 2p gives ZB-2p (ZB-H2). Stage s is on rank s. Returns each
+/// live per rank (F +1, B and W their parts of -1): memoryLimit = p gives
+/// ZB-1p (ZB-H1's memory), 2p gives ZB-2p (ZB-H2). Stage s is on rank s. Returns each
 /// rank's order of Forward, Backward (input half) and BackwardWeight jobs.
 ///
 /// Guards: memoryLimit is clamped to [1, m] (below 1 the repository raises
