@@ -47,3 +47,23 @@ sched.step @bytes stages = 1, microbatches = 4, workers = 1 compute affine_map<(
 // STATS:       memory: peak 16 live activations (8000 bytes) on the busiest worker
 sched.step @zb2p stages = 4, microbatches = 16, workers = 4 strategy #sched.zb_h2 cost <fwd = 1, bwd = 1, bwd_w = 1, act = 1000, act_w = 400> {
 }
+
+// -----
+
+// The Zero Bubble paper's 1.5B setting (p = 8, m = 24, its measured T_F,
+// T_B, T_W, T_comm; per layer M_B = 34h + 5as, M_W = 32h, docs/strategies.md):
+// counting the parts, ZB-2p's per-stage bubble rate falls from 0.1015 (the
+// whole activation kept to W, next case) to 0.0433.
+// STATS-LABEL: sched.step stages = 8, microbatches = 24, workers = 8
+// STATS:       0.1083 of the makespan {{.*}}, 0.0433 per stage
+// STATS:       memory: peak 24 live activations (3185664 bytes) on the busiest worker
+sched.step @zb2p_parts stages = 8, microbatches = 24, workers = 8 strategy #sched.zb_h2 cost <fwd = 18522, bwd = 18086, bwd_w = 9337, transfer = 601, act = 201216, act_w = 73728> {
+}
+
+// -----
+
+// STATS-LABEL: sched.step stages = 8, microbatches = 24, workers = 8
+// STATS:       0.1083 of the makespan {{.*}}, 0.1015 per stage
+// STATS:       memory: peak 16 live activations (3219456 bytes) on the busiest worker
+sched.step @zb2p_whole stages = 8, microbatches = 24, workers = 8 strategy #sched.zb_h2 cost <fwd = 18522, bwd = 18086, bwd_w = 9337, transfer = 601, act = 201216> {
+}
