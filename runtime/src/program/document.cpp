@@ -1,7 +1,7 @@
 #include "program/document.h"
 
 #include "pipesched/Support/JsonScan.h"
-#include "program/loader.h"
+#include "program/program_error.h"
 
 #include <zlib.h>
 

@@ -16,6 +16,11 @@
 
 namespace pipesched::runtime {
 
+// How deep a document may nest. A program nests 8 levels at most (the
+// reads of an op in a group); anything much deeper is refused while
+// parsing, before it costs stack or memory.
+inline constexpr int kMaxJsonDepth = 16;
+
 // The encoding of `bytes` by its first byte; throws ProgramError ("SOURCE:
 // neither JSON nor CBOR: first byte 0x..") when it is neither, and names an
 // empty or blank file.

@@ -8,22 +8,11 @@
 #pragma once
 
 #include "program/program.h"
+#include "program/program_error.h"
 
-#include <stdexcept>
 #include <string>
 
 namespace pipesched::runtime {
-
-// Every message starts with the source name and the location in the
-// document: "program.json: ranks[1].ops[7].peer: 5 is out of range [0, 4)".
-struct ProgramError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// How deep a document may nest. A program nests 8 levels at most (the
-// reads of an op in a group); anything much deeper is refused while
-// parsing, before it costs stack or memory.
-inline constexpr int kMaxJsonDepth = 16;
 
 // A single document, JSON or CBOR (document.h). `worldSize` < 0 skips the
 // check that `workers` equals the launched ranks.

@@ -1,6 +1,6 @@
 #include "program/matching.h"
 
-#include "program/loader.h"
+#include "program/program_error.h"
 
 #include "pipesched/Scheduling/DeadlockCheck.h"
 

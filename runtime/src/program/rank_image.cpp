@@ -1,6 +1,6 @@
 #include "program/rank_image.h"
 
-#include "program/loader.h"
+#include "program/program_error.h"
 #include "program/roles.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "program/validator.h"
 
-#include "program/loader.h"
 #include "program/matching.h"
+#include "program/program_error.h"
 
 #include <algorithm>
 #include <optional>

@@ -4,7 +4,8 @@
 // after all the gradient it should apply; tags are unique; and, by abstract
 // execution under NCCL's matching rule (matching.h), sends and receives
 // match, collectives agree, and no ranks wait on each other in a cycle.
-// Throws ProgramError (loader.h) naming the op: "program.json: ranks[1].ops[7]: ...".
+// Throws ProgramError (program_error.h) naming the op:
+// "program.json: ranks[1].ops[7]: ...".
 #pragma once
 
 #include "program/program.h"
