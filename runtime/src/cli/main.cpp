@@ -87,7 +87,7 @@ std::string layersSupport(const Options &o, const std::vector<int64_t> &layers) 
              " make a stage of more than 2^30 parameters";
   bool uneven = std::any_of(layers.begin(), layers.end(),
                             [&](int64_t n) { return n != layers.front(); });
-  if (o.backend == "cuda" && uneven)
+  if (o.backend == BackendKind::Cuda && uneven)
     return "pipeline-run: --backend cuda builds every stage with one layer count; this "
            "program's stages have different ones (its `layers`, docs/partition.md): run "
            "it on --backend cpu";
@@ -121,7 +121,7 @@ int referenceOnly(const Options &o, int rank) {
 
 // What a scanned backward (BPPSA) needs of the run: "" or why not.
 std::string scannedSupport(const Options &o) {
-  if (o.backend != "cpu")
+  if (o.backend != BackendKind::Cpu)
     return "pipeline-run: a scanned backward (BPPSA) runs on --backend cpu only";
   if (!o.modelLib.empty())
     return "pipeline-run: a scanned backward (BPPSA) needs the built-in MLP's Jacobians; "
@@ -168,7 +168,7 @@ std::unique_ptr<Backend> makeBackend(const Options &o, const Program &program,
                                      int device) {
   const DataSpec data = dataSpec(o, program.microbatches);
 #if PIPESCHED_RUNTIME_HAVE_CUDA
-  if (o.backend == "cuda")
+  if (o.backend == BackendKind::Cuda)
     return makeCudaBackend(MPI_COMM_WORLD,
                            CudaBackendConfig{&program, rank, device, data,
                                              optimizerConfig(o), model.shape(), o.timeout,
@@ -217,7 +217,7 @@ void printStepTime(const Program &program, const std::vector<double> &stepMs) {
 // What --profile's cost file records of the run.
 ProfileContext profileContext(const Options &o, const Program &program, const Model &model) {
   ProfileContext c;
-  c.backend = o.backend;
+  c.backend = backendName(o.backend);
   c.program = o.program;
   c.model = o.modelLib.empty() ? "built-in MLP" : o.modelLib;
   c.ranks = program.workers;
@@ -459,7 +459,7 @@ int run(int argc, char **argv, int rank, int size) {
   // A GPU per rank (or shared, --gpu-comm mpi), chosen before anything
   // touches CUDA; without one every rank says so and all exit.
   int device = -1;
-  if (o.backend == "cuda") {
+  if (o.backend == BackendKind::Cuda) {
 #if PIPESCHED_RUNTIME_HAVE_CUDA
     error = selectCudaDevice(MPI_COMM_WORLD, o.gpuComm == GpuComm::Mpi, o.timeout, device);
 #else
@@ -499,7 +499,8 @@ void setEnvironmentBeforeMpi(int argc, char **argv) {
   if (parseOptions(argc, argv, o) || o.help || o.check || o.referenceOnly)
     return;
   const int size = cuda::launcherWorldSize([](const char *name) { return std::getenv(name); });
-  if (cuda::eagerModuleLoadingMatters(o.backend == "cuda", o.gpuComm == GpuComm::Nccl, size))
+  if (cuda::eagerModuleLoadingMatters(o.backend == BackendKind::Cuda,
+                                      o.gpuComm == GpuComm::Nccl, size))
     cuda::requestEagerModuleLoading();
 }
 

@@ -71,6 +71,16 @@ checking:
 )";
 }
 
+const char *backendName(BackendKind kind) {
+  switch (kind) {
+  case BackendKind::Cpu:
+    return "cpu";
+  case BackendKind::Cuda:
+    return "cuda";
+  }
+  return "?"; // not reached: the switch names every kind
+}
+
 namespace {
 
 bool parseInt(const std::string &s, int64_t lo, int64_t hi, int64_t &out) {
@@ -247,9 +257,9 @@ std::map<std::string, Setter> valuedOptions(Options &o) {
        }},
       {"--backend",
        [&](const std::string &v) -> std::optional<std::string> {
-         if (v != "cpu" && v != "cuda")
-           return "expects cpu or cuda, got '" + v + "'";
-         o.backend = v;
+         if (v == "cpu") o.backend = BackendKind::Cpu;
+         else if (v == "cuda") o.backend = BackendKind::Cuda;
+         else return "expects cpu or cuda, got '" + v + "'";
          return std::nullopt;
        }},
       {"--activation",
@@ -336,13 +346,13 @@ std::optional<std::string> checkCombinations(const Options &o) {
     return "--reference-only without a program needs --stages and --microbatches";
   if ((o.failRank >= 0) != (o.failAtOp >= 0))
     return "--fail-rank and --fail-at-op go together";
-  if (o.backend == "cuda" && !o.modelLib.empty())
+  if (o.backend == BackendKind::Cuda && !o.modelLib.empty())
     return "--model-lib runs on --backend cpu only (cuda runs the built-in MLP)";
   if (o.relu && !o.modelLib.empty())
     return "--activation is an option of the built-in MLP, not of a --model-lib library";
-  if (o.relu && o.backend == "cuda")
+  if (o.relu && o.backend == BackendKind::Cuda)
     return "--activation relu runs on --backend cpu only (the CUDA kernels are GELU)";
-  if (o.backend != "cuda" && o.gpuComm != GpuComm::Nccl)
+  if (o.backend != BackendKind::Cuda && o.gpuComm != GpuComm::Nccl)
     return "--gpu-comm is an option of --backend cuda";
   if (o.hidden * o.hidden * o.layers > int64_t(1) << 30)
     return "--hidden and --layers-per-stage make a stage of more than 2^30 parameters";
@@ -389,7 +399,7 @@ std::vector<SharedOption> sharedOptions(const Options &o) {
       {"--steps", std::to_string(o.steps)},
       {"--optimizer", o.optimizer == OptimizerKind::Sgd ? "sgd" : "adam"},
       {"--lr", number(o.learningRate())},
-      {"--backend", o.backend},
+      {"--backend", backendName(o.backend)},
       {"--jacobians", o.jacobians},
       {"--gpu-comm", o.gpuComm == GpuComm::Nccl ? "nccl" : "mpi"},
       {"--timeout", number(o.timeout)},

@@ -12,6 +12,10 @@
 
 namespace pipesched::runtime {
 
+// Where stages compute and tensors move (--backend): the host over MPI, or
+// GPUs (cuBLAS; NCCL or MPI, --gpu-comm).
+enum class BackendKind { Cpu, Cuda };
+
 // How --backend cuda moves tensors between ranks: NCCL (a GPU per rank), or
 // MPI through pinned host memory (ranks may share a GPU).
 enum class GpuComm { Nccl, Mpi };
@@ -38,7 +42,7 @@ struct Options {
   bool check = false; // validate only
   int stages = 0, microbatches = 0; // --reference-only without a program
   std::string modelLib;
-  std::string backend = "cpu"; // or "cuda"
+  BackendKind backend = BackendKind::Cpu;
   GpuComm gpuComm = GpuComm::Nccl;
   // How a scanned backward (BPPSA) holds its Jacobians: "dense" or "csr".
   std::string jacobians = "dense";
@@ -56,6 +60,9 @@ struct Options {
     return setupTimeout >= 0 ? setupTimeout : std::max(120.0, timeout);
   }
 };
+
+// --backend's spelling of `kind`: "cpu" or "cuda".
+const char *backendName(BackendKind kind);
 
 // Parses argv; returns an error message, or nothing on success.
 std::optional<std::string> parseOptions(int argc, char **argv, Options &out);
