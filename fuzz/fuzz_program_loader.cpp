@@ -7,8 +7,8 @@
 // deadlock proof). A bad document must throw ProgramError with a message
 // (main.cpp prints it); any other exception escaping, a crash, sanitizer
 // report, leak, timeout or OOM is a finding.
-#include "loader.h"
-#include "validator.h"
+#include "program/loader.h"
+#include "program/validator.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -17,8 +17,8 @@
 //     its cost units.
 // Each measured figure is the median of `reps` runs. Prints a Markdown
 // table; --csv FILE writes the same rows as CSV.
-#include "bppsa_exec.h"
-#include "mlp_stage.h"
+#include "model/bppsa_exec.h"
+#include "model/mlp_stage.h"
 
 #include "pipesched/Scheduling/ListScheduler.h"
 

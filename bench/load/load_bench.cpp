@@ -10,9 +10,9 @@
 // per-rank directory's index and that rank's file only, then
 // validateRank(). Peak memory is the
 // caller's (/usr/bin/time -f %M).
-#include "document.h"
-#include "loader.h"
-#include "validator.h"
+#include "program/document.h"
+#include "program/loader.h"
+#include "program/validator.h"
 
 #include <chrono>
 #include <cstdio>

@@ -2,7 +2,7 @@
  * An example model library for `pipeline-run --model-lib`: the built-in MLP
  * (Linear(H, H) + GELU tanh, `layers` times per stage) written again in C
  * against the stage ABI alone. Every loop sums in the same order as the
- * runtime's kernels (runtime/src/kernels.cpp), so training with this library
+ * runtime's kernels (runtime/src/model/kernels.cpp), so training with this library
  * yields bitwise the same weights as the built-in model.
  *
  * Build: cc -O2 -ffp-contract=off -shared -fPIC -I runtime/include \

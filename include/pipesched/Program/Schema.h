@@ -3,7 +3,7 @@
 // The one description of a rank program (docs/program-format.md): the format
 // name and version, the op kinds with the fields each takes, and how tensors
 // are named. The compiler's writer (lib/Target/Program) and the runtime's
-// loader (runtime/src/loader.cpp) both include this header; it depends on
+// loader (runtime/src/program/) both include this header; it depends on
 // nothing but the C++17 standard library (no MLIR, no JSON library).
 //
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,4 @@
-#include "command_ledger.h"
+#include "cuda/command_ledger.h"
 
 #include <stdexcept>
 

@@ -6,19 +6,19 @@
 // compute that produced its tensor. Waits, timeouts and the bound on queued
 // commands: the OpTracker (cuda_tracker.h). Every call reserves room for the
 // commands it queues before it queues them.
-#include "cuda_backend.h"
+#include "cuda/cuda_backend.h"
 
-#include "cuda_check.h"
-#include "cuda_device.h"
-#include "cuda_kernels.h"
-#include "cuda_memory.h"
-#include "cuda_mlp.h"
-#include "cuda_tracker.h"
-#include "cuda_warmup.h"
-#include "data_gen.h"
-#include "device_comm.h"
-#include "device_link_probe.h"
-#include "pinned_pool.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_kernels.h"
+#include "cuda/cuda_memory.h"
+#include "cuda/cuda_mlp.h"
+#include "cuda/cuda_tracker.h"
+#include "cuda/cuda_warmup.h"
+#include "cuda/device_comm.h"
+#include "cuda/device_link_probe.h"
+#include "cuda/pinned_pool.h"
+#include "model/data_gen.h"
 
 #include <algorithm>
 #include <cmath>

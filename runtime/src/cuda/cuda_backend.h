@@ -6,13 +6,13 @@
 // backend is built (PIPESCHED_RUNTIME_HAVE_CUDA). docs/runtime.md, Backends.
 #pragma once
 
-#include "backend.h"
-#include "data.h"
-#include "model.h"
-#include "optimizer.h"
-#include "options.h"
-#include "program.h"
-#include "transport.h"
+#include "cli/options.h"
+#include "comm/transport.h"
+#include "exec/backend.h"
+#include "model/data.h"
+#include "model/model.h"
+#include "model/optimizer.h"
+#include "program/program.h"
 
 #include <mpi.h>
 

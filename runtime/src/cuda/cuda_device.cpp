@@ -1,11 +1,11 @@
 // Device selection of the CUDA backend (cuda_backend.h): the ranks of a
 // node gather what each sees over MPI and apply chooseDevices
 // (device_choice.h) to the same data, so they agree.
-#include "agreement.h"
-#include "cuda_backend.h"
-#include "cuda_device.h"
-#include "device_choice.h"
-#include "env_default.h"
+#include "comm/agreement.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_device.h"
+#include "cuda/device_choice.h"
+#include "cuda/env_default.h"
 
 #include <cuda.h> // the driver's types only: its entry point comes from the runtime
 #include <cuda_runtime_api.h>

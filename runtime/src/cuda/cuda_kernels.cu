@@ -1,6 +1,6 @@
-#include "cuda_kernels.h"
+#include "cuda/cuda_kernels.h"
 
-#include "data_gen.h"
+#include "model/data_gen.h"
 
 namespace pipesched::runtime::cuda {
 namespace {

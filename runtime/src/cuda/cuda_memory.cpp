@@ -1,6 +1,6 @@
-#include "cuda_memory.h"
+#include "cuda/cuda_memory.h"
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace pipesched::runtime::cuda {
 

@@ -8,7 +8,7 @@
 // is reused without a host synchronization and without a race.
 #pragma once
 
-#include "backend.h"
+#include "exec/backend.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,7 @@
-#include "cuda_mlp.h"
+#include "cuda/cuda_mlp.h"
 
-#include "cuda_check.h"
-#include "cuda_kernels.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_kernels.h"
 
 #include <climits>
 #include <stdexcept>

@@ -1,7 +1,7 @@
-#include "cuda_tracker.h"
+#include "cuda/cuda_tracker.h"
 
-#include "../poll_backoff.h"
-#include "cuda_check.h"
+#include "comm/poll_backoff.h"
+#include "cuda/cuda_check.h"
 
 namespace pipesched::runtime::cuda {
 namespace {

@@ -11,9 +11,9 @@
 // earliest unfinished op.
 #pragma once
 
-#include "backend.h"
-#include "command_ledger.h"
-#include "cuda_memory.h"
+#include "cuda/command_ledger.h"
+#include "cuda/cuda_memory.h"
+#include "exec/backend.h"
 
 #include <cuda_runtime_api.h>
 

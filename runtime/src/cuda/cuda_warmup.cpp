@@ -1,8 +1,8 @@
-#include "cuda_warmup.h"
+#include "cuda/cuda_warmup.h"
 
-#include "../poll_backoff.h"
-#include "cuda_check.h"
-#include "cuda_kernels.h"
+#include "comm/poll_backoff.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_kernels.h"
 
 #include <vector>
 

@@ -8,7 +8,7 @@
 // launch of the steps loads anything.
 #pragma once
 
-#include "cuda_mlp.h"
+#include "cuda/cuda_mlp.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,4 +1,4 @@
-#include "device_choice.h"
+#include "cuda/device_choice.h"
 
 #include <algorithm>
 #include <cstdio>

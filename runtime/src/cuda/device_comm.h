@@ -8,12 +8,12 @@
 // last compute use before a call, and records the stream's use after it.
 #pragma once
 
-#include "backend.h"
-#include "cuda_memory.h"
-#include "cuda_tracker.h"
-#include "pinned_pool.h"
-#include "program.h"
-#include "transport.h"
+#include "comm/transport.h"
+#include "cuda/cuda_memory.h"
+#include "cuda/cuda_tracker.h"
+#include "cuda/pinned_pool.h"
+#include "exec/backend.h"
+#include "program/program.h"
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>

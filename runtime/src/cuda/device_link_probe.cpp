@@ -1,7 +1,7 @@
-#include "device_link_probe.h"
+#include "cuda/device_link_probe.h"
 
-#include "abort_job.h"
-#include "cuda_check.h"
+#include "comm/abort_job.h"
+#include "cuda/cuda_check.h"
 
 #include <functional>
 

@@ -6,10 +6,10 @@
 // op open (the command ledger counts nothing), no transfer in flight.
 #pragma once
 
-#include "cuda_memory.h"
-#include "cuda_tracker.h"
-#include "device_comm.h"
-#include "link_probe.h"
+#include "cuda/cuda_memory.h"
+#include "cuda/cuda_tracker.h"
+#include "cuda/device_comm.h"
+#include "exec/link_probe.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,4 +1,4 @@
-#include "env_default.h"
+#include "cuda/env_default.h"
 
 #include <cerrno>
 #include <climits>

@@ -4,8 +4,8 @@
 // on one device). Each call completes before it returns, as on the CPU:
 // device to host copies on the communication stream, a host wait for them,
 // MPI with --timeout, host to device copies queued behind.
-#include "cuda_check.h"
-#include "device_comm.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_comm.h"
 
 #include <functional>
 #include <vector>

@@ -1,7 +1,7 @@
-#include "nccl_comms.h"
+#include "cuda/nccl_comms.h"
 
-#include "../poll_backoff.h"
-#include "cuda_check.h"
+#include "comm/poll_backoff.h"
+#include "cuda/cuda_check.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -9,7 +9,7 @@
 // ends in a timeout instead of a hang.
 #pragma once
 
-#include "program.h"
+#include "program/program.h"
 
 #include <mpi.h>
 #include <nccl.h>

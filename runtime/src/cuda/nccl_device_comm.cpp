@@ -1,7 +1,7 @@
 // --gpu-comm nccl (device_comm.h): transfers and collectives as NCCL calls
 // on the communication stream.
-#include "device_comm.h"
-#include "nccl_comms.h"
+#include "cuda/device_comm.h"
+#include "cuda/nccl_comms.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,6 +1,6 @@
-#include "pinned_pool.h"
+#include "cuda/pinned_pool.h"
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace pipesched::runtime::cuda {
 

@@ -6,7 +6,7 @@
 // has finished, so the host never overwrites data in flight.
 #pragma once
 
-#include "cuda_memory.h"
+#include "cuda/cuda_memory.h"
 
 #include <cstddef>
 #include <deque>

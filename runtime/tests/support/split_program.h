@@ -5,7 +5,7 @@
 // compiler's writer: a test helper over nlohmann-json and zlib.
 #pragma once
 
-#include "document.h"
+#include "program/document.h"
 
 #include "pipesched/Program/Schema.h"
 

@@ -1,7 +1,7 @@
 // The bounded wait of abortJob (abort_job.h): a backend abort that blocks
 // forever must not keep the job from ending.
-#include "bounded_call.h"
-#include "startup_watchdog.h"
+#include "comm/bounded_call.h"
+#include "comm/startup_watchdog.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// BPPSA on the CPU (runtime/src/bppsa_exec.cpp): the scan graph of the
+// BPPSA on the CPU (runtime/src/model/bppsa_exec.cpp): the scan graph of the
 // compiler's algorithm layer, executed on the built-in MLP, gives every
 // stage's output gradient and weight gradient of sequential
 // back-propagation, to float rounding of the reassociated products.
-#include "bppsa_exec.h"
-#include "mlp_stage.h"
-#include "verify_metric.h"
+#include "model/bppsa_exec.h"
+#include "model/mlp_stage.h"
+#include "verify/verify_metric.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // CBOR programs and the per-rank layout (docs/program-format.md, "Big
 // programs"): the same Program as from JSON, and hostile CBOR refused with
 // its byte, quickly and without a crash.
-#include "document.h"
-#include "loader.h"
-#include "validator.h"
+#include "program/document.h"
+#include "program/loader.h"
+#include "program/validator.h"
 
 #include "../support/split_program.h"
 

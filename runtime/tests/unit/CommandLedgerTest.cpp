@@ -3,7 +3,7 @@
 // order per stream, and when the host may queue more; and which stream an
 // op's work is timed and counted on (program.h).
 #include "cuda/command_ledger.h"
-#include "program.h"
+#include "program/program.h"
 
 #include <gtest/gtest.h>
 

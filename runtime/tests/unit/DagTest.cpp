@@ -1,8 +1,8 @@
 // Stage graphs: predecessors and successors in edge order, and the
 // reference's back-propagation over a DAG (fan-in inputs summed, fan-out
 // gradients summed, every sink's loss) against finite differences.
-#include "reference.h"
-#include "stage_graph.h"
+#include "program/stage_graph.h"
+#include "verify/reference.h"
 
 #include "pipesched/runtime/rng.h"
 

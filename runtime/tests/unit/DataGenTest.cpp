@@ -3,8 +3,8 @@
 // before the core was shared (fingerprints), and the core applied in the
 // kernels' order (an element per thread; a row's class by a block's tree)
 // gives exactly what makeInput and makeTargets give.
-#include "data.h"
-#include "data_gen.h"
+#include "model/data.h"
+#include "model/data_gen.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The CUDA backend's start-up settings that need no GPU: --setup-timeout,
 // --gpu-comm, their help text, and the environment default for eager
 // module loading and when it is asked for (src/cuda/env_default.h).
+#include "cli/options.h"
 #include "cuda/env_default.h"
-#include "options.h"
 
 #include <gtest/gtest.h>
 

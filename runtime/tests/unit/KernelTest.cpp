@@ -1,8 +1,8 @@
 // The MLP's gradients against finite differences, the loss gradients, and
 // the split backward's halves against the whole.
-#include "data.h"
-#include "kernels.h"
-#include "model.h"
+#include "model/data.h"
+#include "model/kernels.h"
+#include "model/model.h"
 #include "pipesched/runtime/rng.h"
 
 #include <gtest/gtest.h>

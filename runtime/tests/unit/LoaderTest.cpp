@@ -1,9 +1,9 @@
 // Loader and validator: each malformed program yields one precise message.
 // The programs are the compiler's (tests/programs/*.json, regenerate.sh),
 // broken one field at a time.
-#include "loader.h"
-#include "rank_image.h"
-#include "validator.h"
+#include "program/loader.h"
+#include "program/rank_image.h"
+#include "program/validator.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

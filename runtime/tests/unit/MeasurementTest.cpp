@@ -2,11 +2,11 @@
 // --profile, the trace's events (names, tracks, steps one after another,
 // the gathering's packing) and the cost file's statistics (medians, the
 // transfer fit, samples per stage, the link measured through a probe).
-#include "link_probe.h"
-#include "loader.h"
-#include "measured_trace.h"
-#include "options.h"
-#include "profile.h"
+#include "cli/options.h"
+#include "exec/link_probe.h"
+#include "measure/measured_trace.h"
+#include "measure/profile.h"
+#include "program/loader.h"
 
 #include "pipesched/Program/Costs.h"
 

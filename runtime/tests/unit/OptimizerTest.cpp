@@ -3,7 +3,7 @@
 // the same applyOptimizer as the runtime, so "equal to the reference"
 // cannot catch a wrong rule. Adam is Kingma and Ba (ICLR 2015),
 // Algorithm 1; the first steps, where bias correction dominates, come first.
-#include "optimizer.h"
+#include "model/optimizer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // The sequential reference, the model library ABI, liveness and options.
-#include "liveness.h"
-#include "loader.h"
-#include "options.h"
-#include "poll_backoff.h"
-#include "reference.h"
-#include "tensor_store.h"
+#include "cli/options.h"
+#include "comm/poll_backoff.h"
+#include "exec/liveness.h"
+#include "exec/tensor_store.h"
+#include "program/loader.h"
+#include "verify/reference.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // makeTargets (data.h) hands a backend exactly what lossAndGrad compares with.
-#include "data.h"
+#include "model/data.h"
 
 #include <gtest/gtest.h>
 

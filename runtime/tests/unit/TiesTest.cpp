@@ -2,8 +2,8 @@
 // starts equal, and that the reference's gradient of a shared parameter is
 // the sum of its uses' (against finite differences of the loss, perturbing
 // every copy at once), with the other copies left to follow.
-#include "reference.h"
-#include "ties.h"
+#include "model/ties.h"
+#include "verify/reference.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 // program can reach says why instead. RulesHaveRows fails when the source
 // and this table disagree: a check without a name, a rule without a row, a
 // row naming no rule.
-#include "loader.h"
-#include "validator.h"
+#include "program/loader.h"
+#include "program/validator.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -406,7 +406,7 @@ std::vector<std::string> rulesIn(const std::string &file) {
 
 TEST(ValidatorRules, RulesHaveRows) {
   std::set<std::string> inSource, inTable;
-  for (const char *file : {"validator.cpp", "matching.cpp"})
+  for (const char *file : {"program/validator.cpp", "program/matching.cpp"})
     for (const std::string &rule : rulesIn(file))
       EXPECT_TRUE(inSource.insert(rule).second) << "two checks named " << rule;
   for (const Row &row : rows())

@@ -1,8 +1,8 @@
 // --verify's metric (verify_metric.h): the normwise relative error per
 // parameter tensor, judged; the element-wise one, reported.
-#include "verify_metric.h"
+#include "verify/verify_metric.h"
 
-#include "model.h"
+#include "model/model.h"
 
 #include <gtest/gtest.h>
 
