@@ -1,54 +1,20 @@
 #include "program/roles.h"
 
+#include "pipesched/Program/Roles.h"
+
 namespace pipesched::runtime {
 namespace {
 
-using program::tensorId;
-
 // A role any scan tensor fills (the writer numbers them in program order).
-constexpr int64_t kAnyScan = -2;
+constexpr int64_t kAnyScan = program::kAnyScanTensor;
 
-// Calls f(id) for each tensor the op should read, in operand order.
+// Calls f(id) for each tensor the op should read (or write), in operand
+// order: the schema's rule (pipesched/Program/Roles.h) on this stage graph.
 template <class F> void forEachRole(const Program &p, const Op &op, bool reads, F &&f) {
   const StageGraph &g = p.graph;
-  const int s = op.stage, b = op.microbatch, B = p.microbatches;
-  auto act = [&](int stage) { return tensorId(TensorKind::Act, stage, b, B); };
-  if (!reads) {
-    if (op.kind == OpKind::Forward)
-      f(act(s));
-    else if (op.kind == OpKind::Backward && !g.predecessors(s).empty())
-      f(tensorId(TensorKind::Grad, s, b, B));
-    else if (program::isScan(op.kind))
-      f(kAnyScan);
-    return;
-  }
-  switch (op.kind) {
-  case OpKind::LossGrad:
-    f(act(s));
-    return;
-  case OpKind::Combine:
-    f(kAnyScan);
-    f(kAnyScan);
-    return;
-  case OpKind::BackwardWeight:
-    if (!p.scanned())
-      break;
-    f(kAnyScan); // the gradient of its output, from the scan
-    for (int pred : g.predecessors(s))
-      f(act(pred));
-    return;
-  default:
-    break;
-  }
-  if (op.kind != OpKind::Forward && op.kind != OpKind::Jacobian) {
-    if (g.isSink(s))
-      f(act(s));
-    else
-      for (int t : g.successors(s))
-        f(tensorId(TensorKind::Grad, t, b, B));
-  }
-  for (int pred : g.predecessors(s))
-    f(act(pred));
+  program::forEachRole(op.kind, p.scanned(), reads, op.stage, op.microbatch,
+                       p.microbatches, g.predecessors(op.stage),
+                       g.successors(op.stage), f);
 }
 
 bool matches(const Program &p, const Op &op, bool reads, IdList ids) {

@@ -1,17 +1,7 @@
-// The tensors a compute op reads and writes, by operand role, as the schema
-// fixes them for a stage graph (include/pipesched/Program/Schema.h):
-//  - forward (s, b): reads act(p, b) for s's predecessors p in edge order
-//    (none: the microbatch's data); writes act(s, b);
-//  - backward (s, b): reads grad(t, b) for s's successors t in edge order
-//    (at a sink: its own output act(s, b)), then what its forward read;
-//    writes grad(s, b) iff s has predecessors;
-//  - backward_weight (s, b): reads what its backward reads; writes nothing;
-//    in a scanned backward (BPPSA), a scan tensor (its output's gradient),
-//    then what its forward read;
-//  - loss_grad (s, b): reads act(s, b); jacobian (s, b): what its forward
-//    read; combine: two scan tensors; each writes one scan tensor.
-// The loader checks every compute op against these lists, so the executor
-// can rely on them.
+// The tensors a compute op reads and writes, by operand role, for a stage
+// graph: the rule is include/pipesched/Program/Roles.h, which the
+// compiler's writer uses too. The loader checks every compute op against
+// it, so the executor can rely on the lists.
 #pragma once
 
 #include "program/program.h"
