@@ -92,6 +92,13 @@ static std::string describeMessage(const sch::Message &m) {
   return text;
 }
 
+/// Whether two ends state the same message (what describeMessage names).
+static bool sameMessage(const sch::Message &a, const sch::Message &b) {
+  return a.kind == b.kind && a.stage == b.stage &&
+         a.microbatch == b.microbatch && a.sender == b.sender &&
+         a.receiver == b.receiver && a.bytes == b.bytes;
+}
+
 void PlanLoader::loadJob(JobOpInterface job, int32_t rank, int32_t group) {
   uint32_t index = result.problem.jobs.size();
   jobOf[job.getOperation()] = index;
@@ -129,7 +136,7 @@ LogicalResult PlanLoader::loadMessageEnd(Operation *op, bool send,
     return diag;
   }
   const sch::Message &first = result.plan.messages[m];
-  if (!inserted && describeMessage(first) != describeMessage(stated)) {
+  if (!inserted && !sameMessage(first, stated)) {
     InFlightDiagnostic diag = op->emitOpError()
                               << "states " << describeMessage(stated)
                               << " for tag " << end.tag
@@ -186,9 +193,19 @@ LogicalResult PlanLoader::loadReduction(Operation *op, int64_t stage,
 }
 
 LogicalResult PlanLoader::loadTied(TiedGradOp op, int32_t group) {
+  std::vector<int32_t> members = narrow(op.getMembers());
+  int32_t rank = int32_t(op->getParentOfType<RankOp>().getRank());
+  // One member: that rank's local sum, a reduction of its own (as the
+  // planner makes one per owner of the whole group, DDP's case).
+  if (members.size() == 1) {
+    add(rank, sch::PlanOp::TiedGrad, uint32_t(result.plan.tied.size()), group);
+    result.plan.tied.push_back(
+        {int64_t(op.getTie()), members, int64_t(op.getBytes())});
+    tiedOp.push_back(op);
+    return success();
+  }
   auto [it, inserted] =
       tiedOfTie.try_emplace(op.getTie(), result.plan.tied.size());
-  std::vector<int32_t> members = narrow(op.getMembers());
   if (inserted) {
     result.plan.tied.push_back({int64_t(op.getTie()), members,
                                 int64_t(op.getBytes())});
@@ -202,8 +219,7 @@ LogicalResult PlanLoader::loadTied(TiedGradOp op, int32_t group) {
     diag.attachNote(tiedOp[it->second]->getLoc()) << "the other rank's";
     return diag;
   }
-  add(int32_t(op->getParentOfType<RankOp>().getRank()), sch::PlanOp::TiedGrad,
-      it->second, group);
+  add(rank, sch::PlanOp::TiedGrad, it->second, group);
   return success();
 }
 
