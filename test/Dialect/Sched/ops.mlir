@@ -97,7 +97,7 @@ module @partial {
 }
 
 // Tests named steps: a symbol name, unique in the module, that tests anchor
-// CHECK-LABEL on; an unnamed step beside it stays unnamed.
+// their labels on; an unnamed step beside it stays unnamed.
 // CHECK-LABEL: sched.step @first stages = 2, microbatches = 2, workers = 2 strategy #sched.gpipe {
 // CHECK:       sched.step stages = 1, microbatches = 1, workers = 1 {
 // CHECK-LABEL: sched.step @second stages = 1, microbatches = 1, workers = 1 {
