@@ -25,23 +25,17 @@ public:
 
   ExactResult run() {
     dfs(0, 0);
-    return {best, nodes <= nodeLimit, nodes};
+    return {best, nodes <= nodeLimit, nodes, std::move(bestSchedule)};
   }
 
 private:
-  struct Job {
-    int64_t duration = 0;
-    std::vector<uint32_t> preds;
-    /// The forward whose activation this job frees when it ends, or -1.
-    int64_t releases = -1;
-    bool forward = false;
-    /// The longest path from this job's start to the end of the step.
-    int64_t tail = 0;
-  };
-  std::vector<Job> jobs;
+  std::vector<ProblemJob> jobs;
   std::vector<uint32_t> topological;
+  /// Per job: the longest path from its start to the end of the step.
+  std::vector<int64_t> tail;
   int64_t transfer, best, nodeLimit, memoryLimit, workers;
   int64_t nodes = 0;
+  ExplicitSchedule bestSchedule;
   // State, undone on backtrack.
   std::vector<int64_t> start, end, workerOf;
   std::vector<int64_t> workerFree;
@@ -49,48 +43,16 @@ private:
   size_t started = 0;
 
   void build(const SearchProblem &p) {
-    int64_t perPair = p.jobsPerPair(), B = p.microbatches;
-    std::vector<std::vector<int64_t>> succs = p.stageSuccs();
-    jobs.resize(size_t(p.numJobs()));
-    auto id = [&](int64_t s, int64_t b, Direction d) {
-      return uint32_t(jobCoordIndex(B, perPair, {s, b, d}));
-    };
-    for (int64_t b = 0; b < B; ++b) {
-      for (int64_t s = 0; s < p.stages; ++s) {
-        Job &f = jobs[id(s, b, Direction::Forward)];
-        f.duration = p.forward[size_t(s)];
-        f.forward = true;
-        for (int64_t q : p.stagePreds[size_t(s)])
-          f.preds.push_back(id(q, b, Direction::Forward));
-        topological.push_back(id(s, b, Direction::Forward));
-      }
-      for (int64_t s = p.stages; s-- > 0;) {
-        Job &g = jobs[id(s, b, Direction::Backward)];
-        g.duration = p.backward[size_t(s)];
-        if (succs[size_t(s)].empty())
-          g.preds.push_back(id(s, b, Direction::Forward));
-        for (int64_t t : succs[size_t(s)])
-          g.preds.push_back(id(t, b, Direction::Backward));
-        for (int64_t q : p.stagePreds[size_t(s)])
-          g.preds.push_back(id(q, b, Direction::Forward));
-        topological.push_back(id(s, b, Direction::Backward));
-        if (p.isSplit()) {
-          Job &w = jobs[id(s, b, Direction::BackwardWeight)];
-          w.duration = p.weight[size_t(s)];
-          w.preds.push_back(id(s, b, Direction::Backward));
-          w.releases = id(s, b, Direction::Forward);
-          topological.push_back(id(s, b, Direction::BackwardWeight));
-        } else {
-          g.releases = id(s, b, Direction::Forward);
-        }
-      }
-    }
+    ProblemJobs graph = buildProblemJobs(p);
+    jobs = std::move(graph.jobs);
+    topological = std::move(graph.topological);
     // Tails, from the sinks back (reverse topological order).
+    tail.assign(jobs.size(), 0);
     for (size_t k = topological.size(); k-- > 0;) {
-      Job &j = jobs[topological[k]];
-      j.tail += j.duration;
-      for (uint32_t q : j.preds)
-        jobs[q].tail = std::max(jobs[q].tail, j.tail);
+      uint32_t j = topological[k];
+      tail[j] += jobs[j].duration;
+      for (uint32_t q : jobs[j].preds)
+        tail[q] = std::max(tail[q], tail[j]);
     }
     size_t n = jobs.size();
     start.assign(n, kNever);
@@ -116,7 +78,7 @@ private:
   int64_t liveAt(int64_t w, int64_t t) const {
     int64_t live = 0;
     for (size_t j = 0; j < jobs.size(); ++j) {
-      if (!jobs[j].forward || workerOf[j] != w || start[j] > t)
+      if (!jobs[j].forward() || workerOf[j] != w || start[j] > t)
         continue;
       live += 1;
     }
@@ -142,7 +104,7 @@ private:
         at = std::max(at, isStarted(q) ? end[q]
                                        : earliest[q] + jobs[q].duration);
       earliest[j] = at;
-      bound = std::max(bound, at + jobs[j].tail);
+      bound = std::max(bound, at + tail[j]);
       pending += jobs[j].duration;
     }
     for (int64_t w = 0; w < workers; ++w)
@@ -158,7 +120,12 @@ private:
       int64_t makespan = 0;
       for (int64_t e : end)
         makespan = std::max(makespan, e);
-      best = std::min(best, makespan);
+      if (makespan < best) {
+        best = makespan;
+        bestSchedule.worker.assign(workerOf.begin(), workerOf.end());
+        bestSchedule.start = start;
+        bestSchedule.makespan = makespan;
+      }
       return;
     }
     if (lowerBound(t) >= best)
@@ -196,7 +163,7 @@ private:
       for (size_t j = 0; j < jobs.size() && nodes <= nodeLimit; ++j) {
         if (isStarted(j) || arrival(j, w) > t)
           continue;
-        if (jobs[j].forward && memoryLimit > 0) {
+        if (jobs[j].forward() && memoryLimit > 0) {
           if (live < 0)
             live = liveAt(w, t);
           if (live + 1 > memoryLimit)

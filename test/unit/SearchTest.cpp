@@ -4,30 +4,15 @@
 #include "pipesched/Scheduling/ListScheduler.h"
 #include "pipesched/Scheduling/Search.h"
 
+#include "ChainProblem.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 using namespace pipesched::scheduling;
 
-namespace {
-/// A chain of S stages with the same durations on every stage.
-SearchProblem chain(int64_t S, int64_t B, int64_t W, int64_t f, int64_t b,
-                    int64_t w = -1) {
-  SearchProblem p;
-  p.stages = S;
-  p.microbatches = B;
-  p.workers = W;
-  p.forward.assign(size_t(S), f);
-  p.backward.assign(size_t(S), b);
-  if (w >= 0)
-    p.weight.assign(size_t(S), w);
-  for (int64_t s = 0; s < S; ++s)
-    p.stagePreds.push_back(s ? std::vector<int64_t>{s - 1}
-                             : std::vector<int64_t>{});
-  return p;
-}
-} // namespace
+using pipesched::scheduling::test::chain;
 
 TEST(SearchBounds, ChainClosedForms) {
   // S = 4, B = 8, W = 4, F = 1, B = 2: a sweep is 12; the work 96 over 4.

@@ -19,7 +19,7 @@
 #ifndef PIPESCHED_SCHEDULING_EXACTSCHEDULE_H
 #define PIPESCHED_SCHEDULING_EXACTSCHEDULE_H
 
-#include "pipesched/Scheduling/Search.h"
+#include "pipesched/Scheduling/ExplicitSchedule.h"
 
 namespace pipesched::scheduling {
 
@@ -30,6 +30,8 @@ struct ExactResult {
   /// schedule beats `upperBound`).
   bool proven = false;
   int64_t nodes = 0;
+  /// The schedule of `makespan`; empty when none beat `upperBound`.
+  ExplicitSchedule schedule;
 };
 
 /// The optimum of `problem` (its overlapRatio must be 1: pairs are not
