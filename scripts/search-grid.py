@@ -17,9 +17,14 @@ With `--exact`, instead: tiny steps where the exact solver (every
 schedule, any job on any worker) proves the optimum, against the bound and
 the search.
 
-usage: search-grid.py PIPELINE_OPT [--markdown] [--count N] [--exact]
+With `--tight`, instead: steps under tight memory limits, the search
+without and with the memory-aware list scheduler, against a proven
+optimum where the exact solver proves one, else the lower bound.
+
+usage: search-grid.py PIPELINE_OPT [--markdown] [--count N] [--exact | --tight]
 """
 import json
+import random
 import re
 import statistics
 import subprocess
@@ -125,6 +130,18 @@ def simulate(opt, path, split=False):
     return results
 
 
+def best_found(report):
+    """What the step became: the best candidate, or the schedule placed job
+    by job when it beat them."""
+    placed = report.get("job_by_job")
+    if not placed or not placed["chosen"]:
+        return report["ranking"][0]
+    bound = report["bound"]["value"]
+    return {"latency": placed["latency"], "peak_live": placed["peak_live"],
+            "gap": (placed["latency"] - bound) / bound,
+            "schedule": f"job by job ({placed['by']})"}
+
+
 def check_config(opt, tmp, config):
     S, B, W, cost, limit = config
     in_bytes = isinstance(limit, tuple)
@@ -144,7 +161,7 @@ def check_config(opt, tmp, config):
     best = tmp / "best.mlir"
     report = json.loads(run([opt, f"--sched-search={option}", str(spec),
                              "-o", str(best)]).stdout)["steps"][0]
-    found = report["ranking"][0]
+    found = best_found(report)
     bound = report["bound"]["value"]
 
     [(_, stats)] = simulate(opt, best)
@@ -187,39 +204,151 @@ TINY = [(2, 2, 2, (1, 2, None), None), (2, 2, 2, (1, 2, None), 1),
         (3, 2, 3, (1, 1, 1), 2)]
 
 
+def tiny_search(opt, spec, config, extra):
+    S, B, W, cost, limit = config
+    spec.write_text(f"sched.step stages = {S}, microbatches = {B}, "
+                    f"workers = {W} {cost_text(cost)} {{\n}}\n")
+    option = f"format=json top=1 {extra}" + (
+        f" memory-limit={limit}" if limit else "")
+    return json.loads(run([opt, f"--sched-search={option}", str(spec),
+                           "-o", "/dev/null"]).stdout)["steps"][0]
+
+
 def exact_table(opt, markdown):
-    gaps = []
+    """The candidates alone, the search without `exact` (the list scheduler
+    placing job by job under a limit) and with it, against the optimum."""
+    ratios, optimal = [], 0
     if markdown:
-        print("| S | B | W | fwd/bwd[/bwd_w] | limit | bound | search | "
-              "exact optimum | search / optimum | nodes |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| S | B | W | fwd/bwd[/bwd_w] | limit | bound | candidates | "
+              "search | search / optimum | exact optimum | with exact | nodes |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         spec = Path(d) / "spec.mlir"
-        for S, B, W, cost, limit in TINY:
-            spec.write_text(f"sched.step stages = {S}, microbatches = {B}, "
-                            f"workers = {W} {cost_text(cost)} {{\n}}\n")
-            option = "format=json exact top=1" + (
-                f" memory-limit={limit}" if limit else "")
-            r = json.loads(run([opt, f"--sched-search={option}", str(spec),
-                                "-o", "/dev/null"]).stdout)["steps"][0]
-            bound, found = r["bound"]["value"], r["ranking"][0]["latency"]
-            exact = r["exact"]
-            if not exact["proven"] or not bound <= exact["makespan"] <= found:
-                sys.exit(f"{(S, B, W, cost, limit)}: bound {bound}, exact "
-                         f"{exact}, search {found}")
-            gaps.append(found / exact["makespan"])
+        for config in TINY:
+            S, B, W, cost, limit = config
+            plain = tiny_search(opt, spec, config, "")
+            r = tiny_search(opt, spec, config, "exact")
+            bound, exact = r["bound"]["value"], r["exact"]
+            candidates = r["ranking"][0]["latency"]
+            found, final = plain["best_latency"], r["best_latency"]
+            if (not exact["proven"] or final != exact["makespan"] or
+                    not bound <= exact["makespan"] <= min(found, candidates)):
+                sys.exit(f"{config}: bound {bound}, exact {exact}, search "
+                         f"{found}, with exact {final}")
+            ratios.append(found / exact["makespan"])
+            optimal += found == exact["makespan"]
             ratio = "/".join(str(c) for c in cost if c)
-            row = (S, B, W, ratio, limit or "-", bound, found,
-                   exact["makespan"], f"{found / exact['makespan']:.3f}",
-                   exact["nodes"])
+            row = (S, B, W, ratio, limit or "-", bound, candidates, found,
+                   f"{found / exact['makespan']:.3f}", exact["makespan"],
+                   final, exact["nodes"])
             if markdown:
                 print("| " + " | ".join(str(x) for x in row) + " |")
             else:
                 print(f"S={S} B={B} W={W} cost={ratio} limit={limit or '-'}: "
                       f"bound {bound}, search {found}, exact {exact['makespan']}")
     print(f"{len(TINY)} tiny steps: search / optimum median "
-          f"{statistics.median(gaps):.3f}, worst {max(gaps):.3f}, optimal in "
-          f"{sum(1 for g in gaps if g == 1)}")
+          f"{statistics.median(ratios):.3f}, worst {max(ratios):.3f}, optimal "
+          f"in {optimal}; with exact, optimal in {len(TINY)}")
+    random_tiny(opt, 40)
+
+
+def random_tiny(opt, count):
+    """Random tiny steps: with `exact`, what the step becomes is the proven
+    optimum whenever the solver proves one."""
+    rng = random.Random(30)
+    proven = 0
+    with tempfile.TemporaryDirectory() as d:
+        spec = Path(d) / "spec.mlir"
+        for _ in range(count):
+            S, B, W = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 3)
+            cost = (rng.randint(1, 2), rng.randint(1, 3),
+                    rng.choice([None, 1]))
+            limit = rng.choice([None, -(-S // W), -(-S // W) + 1])
+            r = tiny_search(opt, spec, (S, B, W, cost, limit),
+                            "exact exact-nodes=2000000")
+            exact = r["exact"]
+            if not exact["proven"]:
+                continue
+            proven += 1
+            if r["best_latency"] != exact["makespan"]:
+                sys.exit(f"{(S, B, W, cost, limit)}: the search gives "
+                         f"{r['best_latency']}, the proven optimum is "
+                         f"{exact['makespan']}")
+    print(f"{count} random tiny steps: the search with exact gives the "
+          f"proven optimum in all {proven} proven")
+
+
+def tight_configs():
+    """Tight limits: the least that holds a microbatch's S activations over
+    the W workers, and one more; shapes small enough for the exact solver
+    (at most 40 jobs) and a few past it."""
+    configs = []
+    for S, W in [(2, 2), (3, 2), (3, 3), (4, 2), (4, 4), (4, 3), (6, 3),
+                 (8, 4)]:
+        for B in (2, 3, 4, 6, 8):
+            for cost in ((1, 2, None), (1, 1, 1)):
+                least = -(-S // W)
+                for limit in (least, least + 1):
+                    per = 3 if cost[2] else 2
+                    if S * B * per <= 40 or (B == 8 and cost[2] is None):
+                        configs.append((S, B, W, cost, limit))
+    return configs
+
+
+def search_tight(opt, spec, config, extra):
+    S, B, W, cost, limit = config
+    spec.write_text(f"sched.step stages = {S}, microbatches = {B}, "
+                    f"workers = {W} {cost_text(cost)} {{\n}}\n")
+    option = f"format=json top=1 memory-limit={limit} {extra}"
+    p = run([opt, f"--sched-search={option}", str(spec), "-o", "/dev/null"],
+            check=False)
+    if p.returncode != 0:
+        if "has no schedule within the memory limit" not in p.stderr:
+            sys.exit(f"{config}: {p.stderr}")
+        return None
+    return json.loads(p.stdout)["steps"][0]
+
+
+def tight_table(opt, markdown):
+    """Before (the candidates alone, list-search=0) and after (with the
+    memory-aware list scheduler), against a proven optimum where the exact
+    solver proves one, else the lower bound."""
+    rows, close = [], {"before": 0, "after": 0}
+    with tempfile.TemporaryDirectory() as d:
+        spec = Path(d) / "spec.mlir"
+        for config in tight_configs():
+            S, B, W, cost, limit = config
+            before = search_tight(opt, spec, config, "list-search=0")
+            after = search_tight(opt, spec, config, "")
+            if after is None:
+                sys.exit(f"{config}: no schedule found")
+            reference, proven = after["bound"]["value"], False
+            if S * B * (3 if cost[2] else 2) <= 40:
+                exact = search_tight(opt, spec, config,
+                                     "exact exact-nodes=2000000")["exact"]
+                if exact["proven"] and exact["makespan"] <= after["best_latency"]:
+                    reference, proven = exact["makespan"], True
+            b = before["best_latency"] if before else None
+            a = after["best_latency"]
+            if (b is not None and (a > b or b < reference)) or a < reference:
+                sys.exit(f"{config}: before {b}, after {a}, reference {reference}")
+            close["before"] += b is not None and b <= 1.05 * reference
+            close["after"] += a <= 1.05 * reference
+            ratio = "/".join(str(c) for c in cost if c)
+            rows.append((S, B, W, ratio, limit, reference,
+                         "optimum" if proven else "bound",
+                         "none fits" if b is None else b, a,
+                         f"{a / reference:.3f}"))
+    if markdown:
+        print("| S | B | W | fwd/bwd[/bwd_w] | limit | reference | is | "
+              "before | after | after / reference |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            print("| " + " | ".join(str(x) for x in r) + " |")
+        print()
+    print(f"{len(rows)} tight steps: within 5% of the reference before "
+          f"{close['before']}, after {close['after']}; proven optima "
+          f"{sum(1 for r in rows if r[6] == 'optimum')}")
 
 
 def main():
@@ -229,6 +358,8 @@ def main():
     opt, markdown = args[0], "--markdown" in args
     if "--exact" in args:
         return exact_table(opt, markdown)
+    if "--tight" in args:
+        return tight_table(opt, markdown)
     configs = grid()
     if "--count" in args:
         configs = configs[: int(args[args.index("--count") + 1])]

@@ -157,8 +157,7 @@ std::optional<SimulationResult> validateJobs(const JobGraph &graph) {
   return std::nullopt;
 }
 
-/// Checks the options against the graph. Caps only matter (and are only
-/// checked against acquires) when scheduling by priority.
+/// Checks the options against the graph.
 std::optional<SimulationResult> validateOptions(const JobGraph &graph,
                                                 const SimulationOptions &opts) {
   if (opts.transferTime < 0)
@@ -169,7 +168,7 @@ std::optional<SimulationResult> validateOptions(const JobGraph &graph,
     return failure("invalid options: memoryCap has " + std::to_string(caps) +
                    " entries, expected 0 or numWorkers = " +
                    std::to_string(graph.numWorkers));
-  if (caps != 0 && graph.order.empty()) {
+  if (caps != 0) {
     for (uint32_t j = 0; j < graph.jobs.size(); ++j) {
       const Job &job = graph.jobs[j];
       int64_t cap = opts.memoryCap[job.worker];
@@ -595,7 +594,9 @@ std::optional<uint32_t> Simulator::pickJob(int32_t worker) {
     return ready_[worker].pop(budget(worker));
   size_t next = workerOrder_[worker].size();
   const std::vector<uint32_t> &list = graph_.order[worker];
-  if (next < list.size() && dispatchable_[list[next]])
+  // The listed job waits for its inputs, and for room under the cap.
+  if (next < list.size() && dispatchable_[list[next]] &&
+      graph_.jobs[list[next]].acquire <= budget(worker))
     return list[next];
   return std::nullopt;
 }
@@ -667,7 +668,7 @@ std::string Simulator::describeWait(int32_t worker, uint32_t job) const {
              workerName(graph_.jobs[pred].worker) + ")";
   }
   const Job &info = graph_.jobs[job];
-  if (!orderMode_ && !opts_.memoryCap.empty() && info.acquire > 0)
+  if (!opts_.memoryCap.empty() && info.acquire > 0)
     return text + ", blocked by its memory cap (live " +
            std::to_string(live_[worker]) + " + " +
            std::to_string(info.acquire) + " > cap " +
@@ -855,7 +856,7 @@ std::string pipesched::scheduling::verifyTimeline(
       return "the reported peak live memory of worker " + std::to_string(w) +
              " differs from its accounting";
   }
-  if (!instantJobs && graph.order.empty() && !options.memoryCap.empty())
+  if (!instantJobs && !options.memoryCap.empty())
     for (size_t w = 0; w < W; ++w)
       if (options.memoryCap[w] >= 0 && live.peak[w] > options.memoryCap[w])
         return "worker " + std::to_string(w) + " holds " +

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipesched/Scheduling/ExactSchedule.h"
+#include "pipesched/Scheduling/MemoryAwareSchedule.h"
 #include "pipesched/Transforms/Passes.h"
 #include "pipesched/Transforms/SearchSpace.h"
 #include "pipesched/Transforms/StepPhases.h"
@@ -61,6 +62,12 @@ struct SearchReport {
   double seconds = 0;
   std::optional<sim::ExactResult> exact;
   std::string exactSkipped;
+  /// The best schedule placed job by job (list scheduling or the exact
+  /// solver's), simulated as the step would be; `jobByJob` says whether the
+  /// step became it (it beat every candidate).
+  std::optional<sim::CandidateResult> placed;
+  const char *placedBy = "";
+  bool jobByJob = false;
   /// With replay-prefetch: the ranked candidates by their fastest replay
   /// (then latency, then the ranking), each one's replayed ticks (-1: its
   /// lowering failed) and the prefetch depth that gave them.
@@ -72,6 +79,10 @@ struct SearchReport {
     return order.empty() ? outcome.ranking : order;
   }
   size_t best() const { return shown().front(); }
+  /// The latency of what the step became.
+  int64_t bestLatency() const {
+    return jobByJob ? placed->latency : outcome.results[best()].latency;
+  }
   /// What the choice minimizes: the replay, or the simulated latency.
   int64_t objective(size_t i) const {
     if (auto it = replayed.find(i); it != replayed.end())
@@ -88,7 +99,8 @@ struct StageTrial {
   std::optional<SearchReport> report;
   std::string error;
   int64_t latency() const {
-    return report->objective(report->best());
+    return report->jobByJob ? report->bestLatency()
+                            : report->objective(report->best());
   }
 };
 
@@ -104,8 +116,17 @@ private:
                    SearchReport &report, const std::vector<uint32_t> &family,
                    const std::vector<int64_t> &bounds,
                    const std::vector<std::vector<int64_t>> &held);
+  /// Below `upperBound`: one more than the best schedule found.
   void solveExactly(StepOp spec, const sim::SearchProblem &problem,
-                    SearchReport &report);
+                    int64_t upperBound, SearchReport &report);
+  /// Under a limit in activations: list scheduling with local search (and
+  /// the exact solver's schedule), which the step becomes if it is faster.
+  void placeJobByJob(StepOp spec, const sim::SearchProblem &problem,
+                     sim::ExplicitSchedule listed, SearchReport &report);
+  /// Under a limit in activations (no pairs), the memory-aware list
+  /// scheduler's best schedule; else none.
+  sim::ExplicitSchedule listScheduleJobByJob(StepOp spec,
+                                             const sim::SearchProblem &problem);
   /// Replays the ranked candidates at each replay-prefetch depth and orders
   /// them by the fastest replay.
   void replayRanked(StepOp spec, SearchReport &report);
@@ -131,6 +152,14 @@ static std::string candidateText(const SearchCandidate &c) {
   return text;
 }
 
+/// What the step became: the best candidate's syntax, or the schedule
+/// placed job by job.
+static std::string chosenText(const SearchReport &r) {
+  if (r.jobByJob)
+    return std::string("placed job by job (") + r.placedBy + ")";
+  return candidateText(r.candidates[r.best()]);
+}
+
 static double gapOf(int64_t latency, int64_t bound) {
   return bound > 0 ? double(latency - bound) / double(bound) : 0.0;
 }
@@ -151,10 +180,11 @@ static std::optional<size_t> bestNamed(const SearchReport &r) {
 /// per worker (-1: none), with both limits recorded in the report.
 FailureOr<int64_t> SchedSearch::checkOptions(StepOp spec, SearchReport &report) {
   if (memoryLimit < 0 || memoryLimitBytes < 0 || top < 1 || top > kMaxTop ||
-      exactNodes < 1 || maxJobs < 1 || maxWork < 1)
+      exactNodes < 1 || maxJobs < 1 || maxWork < 1 || listSearch < 0)
     return spec.emitOpError()
            << "--sched-search needs memory limits >= 0, top in [1, " << kMaxTop
-           << "] and exact-nodes, max-jobs and max-work >= 1";
+           << "], exact-nodes, max-jobs and max-work >= 1 and list-search "
+              ">= 0";
   if (memoryLimit > 0 && memoryLimitBytes > 0)
     return spec.emitOpError(
         "--sched-search takes memory-limit or memory-limit-bytes, not both");
@@ -188,11 +218,17 @@ FailureOr<int64_t> SchedSearch::checkOptions(StepOp spec, SearchReport &report) 
 LogicalResult SchedSearch::checkWork(StepOp spec, const SearchReport &report,
                                      int64_t jobs) {
   int64_t replays = int64_t(replayPrefetch.size()) * int64_t(top);
-  int64_t work = (int64_t(report.candidates.size()) + replays) * jobs;
+  int64_t listed = report.memoryLimit > 0 && report.memoryLimitBytes < 0
+                       ? int64_t(listSearch)
+                       : 0;
+  int64_t work = (int64_t(report.candidates.size()) + replays + listed) * jobs;
   if (work > maxWork - workSpent)
     return spec.emitOpError()
            << "would simulate up to " << report.candidates.size()
-           << " candidates of " << jobs << " jobs (" << work
+           << " candidates"
+           << (listed ? " and " + std::to_string(listed) + " list schedules"
+                      : "")
+           << " of " << jobs << " jobs (" << work
            << " jobs), more than max-work = " << int64_t(maxWork)
            << (workSpent ? " leaves after the stage counts before" : "")
            << " (--sched-search=max-work=N raises the limit)";
@@ -309,7 +345,7 @@ static LogicalResult explainNoSchedule(StepOp spec, const SearchReport &report,
 /// With `exact`: the exact solver on the search's problem, bounded by the
 /// best candidate (or why it was skipped).
 void SchedSearch::solveExactly(StepOp spec, const sim::SearchProblem &problem,
-                               SearchReport &report) {
+                               int64_t upperBound, SearchReport &report) {
   int64_t jobs = problem.numJobs();
   if (problem.overlapRatio < 1)
     report.exactSkipped = "overlapped pairs are not modelled";
@@ -318,12 +354,37 @@ void SchedSearch::solveExactly(StepOp spec, const sim::SearchProblem &problem,
   else if (jobs > kExactMaxJobs)
     report.exactSkipped = llvm::formatv("{0} jobs, more than {1}", jobs,
                                         kExactMaxJobs);
-  else {
-    int64_t best =
-        report.outcome.results[report.outcome.ranking.front()].latency;
-    report.exact = sim::solveExactly(
-        problem, spec.getCostOrDefault().getTransfer(), best + 1, exactNodes);
+  else
+    report.exact = sim::solveExactly(problem,
+                                     spec.getCostOrDefault().getTransfer(),
+                                     upperBound, exactNodes);
+}
+
+void SchedSearch::placeJobByJob(StepOp spec, const sim::SearchProblem &problem,
+                                sim::ExplicitSchedule best,
+                                SearchReport &report) {
+  if (!best.empty())
+    report.placedBy = "memory-aware list scheduling";
+  if (report.exact && !report.exact->schedule.empty() &&
+      (best.empty() || report.exact->schedule.makespan < best.makespan)) {
+    best = report.exact->schedule;
+    report.placedBy = "the exact solver";
   }
+  if (best.empty())
+    return;
+  Location loc = FileLineColLoc::get(&getContext(), kCandidateFile,
+                                     unsigned(report.candidates.size()), 0);
+  ScopedDiagnosticHandler quiet(&getContext(), [](Diagnostic &diag) {
+    auto loc = dyn_cast<FileLineColLoc>(diag.getLocation());
+    return success(loc && loc.getFilename() == kCandidateFile);
+  });
+  report.placed =
+      sim::CandidateResult(evaluateExplicitSchedule(spec, problem, best, loc, maxJobs));
+  report.jobByJob = report.placed->fits(problem) &&
+                    (report.outcome.ranking.empty() ||
+                     report.placed->latency < report.bestLatency());
+  if (report.jobByJob)
+    (void)applyExplicitSchedule(spec, problem, best, maxJobs);
 }
 
 FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
@@ -362,14 +423,36 @@ FailureOr<SearchReport> SchedSearch::search(StepOp spec) {
           sim::verifySearch(problem, family, size_t(top), report.outcome);
       !error.empty())
     return spec.emitOpError() << "search result is invalid: " << error;
+  // Under a limit in activations, a schedule placed job by job may beat
+  // every candidate, or exist where none fits.
+  sim::ExplicitSchedule listed = listScheduleJobByJob(spec, problem);
+  int64_t found = INT64_MAX / 4;
+  if (!report.outcome.ranking.empty())
+    found = report.bestLatency();
+  if (!listed.empty())
+    found = std::min(found, listed.makespan);
+  if (exact && found < INT64_MAX / 4)
+    solveExactly(spec, problem, found + 1, report);
+  if (!replayPrefetch.empty() && !report.outcome.ranking.empty())
+    replayRanked(spec, report);
+  else
+    placeJobByJob(spec, problem, std::move(listed), report);
+  if (report.jobByJob)
+    return report;
   if (report.outcome.ranking.empty())
     return explainNoSchedule(spec, report, *limit);
-  if (exact)
-    solveExactly(spec, problem, report);
-  if (!replayPrefetch.empty())
-    replayRanked(spec, report);
   applyCandidate(spec, report.candidates[report.best()]);
   return report;
+}
+
+sim::ExplicitSchedule
+SchedSearch::listScheduleJobByJob(StepOp spec,
+                                  const sim::SearchProblem &problem) {
+  if (problem.memoryLimit <= 0 || problem.memoryLimitBytes >= 0 ||
+      problem.overlapRatio < 1 || listSearch == 0)
+    return {};
+  return sim::searchUnderMemory(problem, spec.getCostOrDefault().getTransfer(),
+                                {listSearch, 1});
 }
 
 void SchedSearch::replayRanked(StepOp spec, SearchReport &report) {
@@ -406,6 +489,19 @@ void SchedSearch::replayRanked(StepOp spec, SearchReport &report) {
                    });
 }
 
+/// The schedule placed job by job, and whether the step became it.
+static void printPlaced(llvm::raw_ostream &os, const SearchReport &r) {
+  const sim::CandidateResult &p = *r.placed;
+  os << "  placed job by job (" << r.placedBy << "): ";
+  if (!p.simulated)
+    os << "not simulated: " << p.error << "\n";
+  else if (r.jobByJob)
+    os << p.latency << ", peak " << p.peak
+       << "; the step becomes its jobs, each on its worker in its order\n";
+  else
+    os << p.latency << ", peak " << p.peak << "; no faster than the best\n";
+}
+
 static void printReport(llvm::raw_ostream &os, const SearchReport &r) {
   const sim::SearchOutcome &o = r.outcome;
   const sim::LowerBound &b = o.bound;
@@ -427,7 +523,7 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r) {
   if (r.memoryLimit > 0)
     os << ", memory-time " << b.memoryTime;
   os << ")\n";
-  int64_t best = o.results[r.best()].latency;
+  int64_t best = r.bestLatency();
   os << llvm::formatv("  best {0}, gap {1:f1}%", best,
                       100 * gapOf(best, b.value()));
   if (!r.replayed.empty()) {
@@ -446,6 +542,8 @@ static void printReport(llvm::raw_ostream &os, const SearchReport &r) {
        << r.exact->nodes << " nodes)\n";
   else if (!r.exactSkipped.empty())
     os << "  exact optimum not searched: " << r.exactSkipped << "\n";
+  if (r.placed)
+    printPlaced(os, r);
   bool bytes = r.memoryLimitBytes >= 0, replay = !r.replayed.empty();
   os << "  rank  latency     gap  peak" << (bytes ? "       bytes" : "")
      << (replay ? "  replayed  prefetch" : "") << "  schedule\n";
@@ -508,6 +606,14 @@ static llvm::json::Object reportJson(const SearchReport &r) {
         {"peak_live", o.results[*named].peak}};
   else
     json["best_named"] = nullptr;
+  if (r.placed)
+    json["job_by_job"] = llvm::json::Object{
+        {"latency", r.placed->simulated ? llvm::json::Value(r.placed->latency)
+                                        : llvm::json::Value(nullptr)},
+        {"peak_live", r.placed->peak},
+        {"by", r.placedBy},
+        {"chosen", r.jobByJob}};
+  json["best_latency"] = r.bestLatency();
   if (r.exact)
     json["exact"] = llvm::json::Object{{"makespan", r.exact->makespan},
                                        {"proven", r.exact->proven},
@@ -565,8 +671,7 @@ void SchedSearch::printStageCounts(StepOp spec, const LayerFile &file,
         for (int64_t count : trial.spec.getLayersAttr().asArrayRef())
           counts.push_back(count);
         entry["layers"] = std::move(counts);
-        entry["schedule"] = candidateText(
-            trial.report->candidates[trial.report->best()]);
+        entry["schedule"] = chosenText(*trial.report);
       } else {
         entry["error"] = trial.error;
       }
@@ -589,8 +694,7 @@ void SchedSearch::printStageCounts(StepOp spec, const LayerFile &file,
                           trial.report->outcome.bound.value());
       llvm::interleaveComma(trial.spec.getLayersAttr().asArrayRef(), os);
       os << "], ";
-      printCandidate(os, trial.report->candidates
-                             [trial.report->best()]);
+      os << chosenText(*trial.report);
       os << (&trial == best ? "  <- best" : "") << "\n";
     }
   }
@@ -639,6 +743,11 @@ LogicalResult SchedSearch::searchStages(StepOp spec, llvm::json::Array &steps) {
   emitReport(*best->report, steps);
 
   // The spec becomes the best stage count's partition and schedule.
+  if (best->report->jobByJob) {
+    OpBuilder(spec).clone(*best->spec.getOperation());
+    spec->erase();
+    return success();
+  }
   spec.setStages(best->stages);
   spec.setCostAttr(best->spec.getCostAttr());
   spec.setLayersAttr(best->spec.getLayersAttr());

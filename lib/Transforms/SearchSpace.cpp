@@ -274,28 +274,40 @@ struct SimulatedCopy {
 };
 } // namespace
 
-static void simulateCopy(StepOp spec, const SearchCandidate &c, Location loc,
-                         int64_t maxJobs, SimulatedCopy &copy) {
+/// Simulates a copy of `spec` given its schedule by `apply` (a candidate's
+/// scheme, or every job placed and ordered).
+static void simulateCopy(StepOp spec,
+                         llvm::function_ref<LogicalResult(StepOp)> apply,
+                         Location loc, int64_t maxJobs, SimulatedCopy &copy) {
   OpBuilder builder(spec.getContext());
   copy.scratch = ModuleOp::create(spec.getLoc());
   builder.setInsertionPointToEnd(copy.scratch->getBody());
   copy.step = cast<StepOp>(builder.clone(*spec.getOperation()));
   copy.step->setLoc(loc);
-  applyCandidate(copy.step, c);
-  if (failed(expandStep(copy.step, maxJobs)) || failed(placeStep(copy.step)) ||
+  if (failed(apply(copy.step)) ||
+      (copy.step.isSpec() && failed(expandStep(copy.step, maxJobs))) ||
+      failed(placeStep(copy.step)) ||
       failed(buildSimulationInput(copy.step, {}, copy.input)))
     return;
   copy.result = sim::simulate(copy.input.graph, copy.input.options);
 }
 
-sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
-                                                  const SearchCandidate &c,
-                                                  ArrayRef<int64_t> held,
-                                                  Location loc,
-                                                  int64_t maxJobs) {
+static void simulateCopy(StepOp spec, const SearchCandidate &c, Location loc,
+                         int64_t maxJobs, SimulatedCopy &copy) {
+  simulateCopy(
+      spec,
+      [&](StepOp step) {
+        applyCandidate(step, c);
+        return success();
+      },
+      loc, maxJobs, copy);
+}
+
+/// Latency and peaks of a simulated copy (`held`: the weights' bytes per
+/// worker), or its error.
+static sim::CandidateResult resultOf(StepOp spec, const SimulatedCopy &copy,
+                                     ArrayRef<int64_t> held) {
   sim::CandidateResult result;
-  SimulatedCopy copy;
-  simulateCopy(spec, c, loc, maxJobs, copy);
   const std::optional<sim::Timeline> &timeline = copy.result.timeline;
   if (!timeline) {
     result.error = copy.result.error;
@@ -308,9 +320,65 @@ sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
     result.peak = std::max(result.peak, peak);
     result.peakBytes = std::max(
         result.peakBytes,
-        sim::saturatingAdd(sim::saturatingMul(peak, act), held[w]));
+        sim::saturatingAdd(sim::saturatingMul(peak, act),
+                           w < held.size() ? held[w] : 0));
   }
   return result;
+}
+
+sim::CandidateResult pipesched::evaluateCandidate(StepOp spec,
+                                                  const SearchCandidate &c,
+                                                  ArrayRef<int64_t> held,
+                                                  Location loc,
+                                                  int64_t maxJobs) {
+  SimulatedCopy copy;
+  simulateCopy(spec, c, loc, maxJobs, copy);
+  return resultOf(spec, copy, held);
+}
+
+LogicalResult pipesched::applyExplicitSchedule(
+    StepOp step, const sim::SearchProblem &problem,
+    const sim::ExplicitSchedule &schedule, int64_t maxJobs) {
+  step.setStrategyAttr({});
+  step.setComputeMapAttr({});
+  step.setWeightsMapAttr({});
+  step.setPriorityAttr({});
+  step.setMemoryCapAttr(
+      problem.memoryLimit > 0
+          ? MemoryCapAttr::get(step.getContext(), {problem.memoryLimit}, false)
+          : MemoryCapAttr());
+  if (failed(expandStep(step, maxJobs)))
+    return failure();
+  sim::ProblemJobs graph = sim::buildProblemJobs(problem);
+  std::vector<int64_t> position(graph.jobs.size(), 0);
+  for (const std::vector<uint32_t> &order :
+       sim::workerOrders(schedule, graph, problem.workers))
+    for (auto [k, j] : llvm::enumerate(order))
+      position[j] = int64_t(k);
+  int64_t B = step.getMicrobatches(), perPair = step.getJobsPerPair();
+  for (auto job : step.getBody().front().getOps<JobOpInterface>()) {
+    sim::JobCoord coord{job.getStageIndex(), job.getMicrobatchIndex(),
+                        toSchedulingDirection(job.getDirection())};
+    size_t j = size_t(sim::jobCoordIndex(B, perPair, coord));
+    // A stage's weights live where it computes (replicas where several do).
+    job.setComputeWorker(schedule.worker[j]);
+    job.setWeightsWorker(schedule.worker[j]);
+    job.setOrderIndex(position[j]);
+  }
+  return success();
+}
+
+sim::CandidateResult pipesched::evaluateExplicitSchedule(
+    StepOp spec, const sim::SearchProblem &problem,
+    const sim::ExplicitSchedule &schedule, Location loc, int64_t maxJobs) {
+  SimulatedCopy copy;
+  simulateCopy(
+      spec,
+      [&](StepOp step) {
+        return applyExplicitSchedule(step, problem, schedule, maxJobs);
+      },
+      loc, maxJobs, copy);
+  return resultOf(spec, copy, {});
 }
 
 FailureOr<int64_t> pipesched::replayCandidate(StepOp spec,

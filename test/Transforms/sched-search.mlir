@@ -2,7 +2,7 @@
 // RUN: pipeline-opt --sched-search="memory-limit=2 top=3" %S/Inputs/search-tight.mlir | FileCheck %s --check-prefix=TIGHT
 // RUN: pipeline-opt --sched-search="memory-limit=2 top=2 exact" %S/Inputs/search-tiny.mlir | FileCheck %s --check-prefix=EXACT
 // RUN: pipeline-opt --sched-search="memory-limit=2 top=2 format=json" %S/Inputs/search-tiny.mlir -o /dev/null \
-// RUN:   | %python -c "import json, sys; s = json.load(sys.stdin)['steps'][0]; print(s['bound'], s['best_named'], s['ranking'][0]['latency'], s['ranking'][0]['schedule'], s['candidates'], s['simulated'] + s['skipped'])" \
+// RUN:   | %python -c "import json, sys; s = json.load(sys.stdin)['steps'][0]; print(s['bound'], s['best_named'], s['ranking'][0]['latency'], s['ranking'][0]['schedule'], s['candidates'], s['simulated'] + s['skipped'], s['job_by_job'], s['best_latency'])" \
 // RUN:   | FileCheck %s --check-prefix=JSON
 // RUN: pipeline-opt --sched-search="memory-limit=2" --sched-expand --sched-place --sched-simulate --sched-stats %S/Inputs/search-tight.mlir -o /dev/null | FileCheck %s --check-prefix=COMPOSE
 
@@ -46,26 +46,33 @@ module @lpp_only {
 // BYTES-LABEL: module @lpp_only
 // BYTES-NEXT:    sched.step stages = 6, microbatches = 6, workers = 4 strategy #sched.lpp<groups = 2, ring = 2> priority <fill_drain> cap <units = 5> cost
 
+// Where the limit binds, the memory-aware list scheduler places the step
+// job by job, any job on any worker, and beats every candidate: 41 against
+// 51. The step becomes its jobs, each with its worker and order.
 // TIGHT:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 2 activations per worker
 // TIGHT-NEXT:   candidates 52: 52 simulated (17 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds
 // TIGHT-NEXT:   lower bound 30: memory-time (critical path 12, work / W 24, memory-time 30)
-// TIGHT-NEXT:   best 51, gap 70.0%; no named strategy fits
+// TIGHT-NEXT:   best 41, gap 36.7%; no named strategy fits
+// TIGHT-NEXT:   placed job by job (memory-aware list scheduling): 41, peak 2; the step becomes its jobs, each on its worker in its order
 // TIGHT-NEXT:   rank  latency     gap  peak  schedule
 // TIGHT-NEXT:      1       51   70.0%     2  strategy #sched.gpipe priority <backward_first> cap <units = 2>
 // TIGHT-NEXT:      2       52   73.3%     2  strategy #sched.gpipe priority <fill_drain> cap <units = 2>
 // TIGHT-LABEL: module @tight
-// TIGHT-NEXT:    sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.gpipe priority <backward_first> cap <units = 2> cost <fwd = 1, bwd = 2> {
+// TIGHT-NEXT:    sched.step stages = 4, microbatches = 8, workers = 4 cap <units = 2> cost <fwd = 1, bwd = 2> {
+// TIGHT-NEXT:      %0 = sched.forward(0, 0) on 0 weights 0 order 0
+// TIGHT-NEXT:      %1 = sched.forward(1, 0) from %0 on 0 weights 0 order 1
 
 // The exact optimum over every schedule (any job on any worker) beats the
-// strategies' 18: the search space is pipesched's schemes, not all orders.
+// strategies' 18, and the step becomes the solver's schedule.
 // EXACT:      lower bound 9: critical path (critical path 9, work / W 9, memory-time 9)
-// EXACT-NEXT:   best 18, gap 100.0%; no named strategy fits
-// EXACT-NEXT:   exact optimum 14 (proven, 1124649 nodes)
+// EXACT-NEXT:   best 14, gap 55.6%; no named strategy fits
+// EXACT-NEXT:   exact optimum 14 (proven, 1124587 nodes)
+// EXACT-NEXT:   placed job by job (the exact solver): 14, peak 2; the step becomes its jobs, each on its worker in its order
 
-// JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 34 34
+// JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 34 34 {'by': 'memory-aware list scheduling', 'chosen': True, 'latency': 15, 'peak_live': 2} 15
 
 // The searched spec composes with the rest of the pipeline.
-// COMPOSE: latency: 51 ticks
+// COMPOSE: latency: 41 ticks
 
 // -----
 

@@ -392,21 +392,41 @@ TEST(ListSchedulerPipeline, OneFOneBReplaysAsExplicitOrder) {
 // Explicit order
 //===----------------------------------------------------------------------===//
 
-TEST(ListSchedulerOrder, RunsListsInOrderIgnoringPriorityAndCaps) {
+TEST(ListSchedulerOrder, RunsListsInOrderIgnoringPriority) {
   JobGraph graph = makeGraph(2);
   graph.addJob(makeJob(1, 3), {});                        // 0: [0, 3)
   graph.addJob(makeJob(0, 1, /*priority=*/9, 1), {0});    // 1: waits for 0
   graph.addJob(makeJob(0, 2, /*priority=*/0, 1), {});     // 2: after 1
   graph.addJob(makeJob(0, 1, 0, 0, /*releases=*/1), {1}); // 3
   graph.order = {{1, 2, 3}, {0}};
-  // A cap of 0 is ignored in explicit order (and not rejected).
-  SimulationResult result = simulate(graph, {0, {0, 0}});
+  SimulationResult result = simulate(graph, {0, {2, 2}});
   ASSERT_SCHEDULED(result);
   const Timeline &t = *result.timeline;
   EXPECT_EQ(t.start, (std::vector<int64_t>{0, 3, 4, 6}));
   EXPECT_EQ(t.workerOrder, graph.order);
   EXPECT_EQ(t.peakLive, (std::vector<int64_t>{2, 0}));
   EXPECT_EQ(t.makespan, 7);
+  // Under a cap of 1, job 2 would wait for job 3, which follows it.
+  result = simulate(graph, {0, {1, 1}});
+  expectError(result, {"worker 0 waits for job 2, blocked by its memory cap "
+                       "(live 1 + 1 > cap 1)"});
+}
+
+TEST(ListSchedulerOrder, ListedJobsWaitForRoomUnderTheCap) {
+  JobGraph graph = makeGraph(2);
+  graph.addJob(makeJob(0, 1, 0, 1), {});                  // 0: Fa
+  graph.addJob(makeJob(0, 1, 0, 1), {});                  // 1: Fb
+  graph.addJob(makeJob(1, 2, 0, 0, /*releases=*/0), {0}); // 2: Ba, elsewhere
+  graph.order = {{0, 1}, {2}};
+  SimulationResult free = simulate(graph, {0, {}});
+  ASSERT_SCHEDULED(free);
+  EXPECT_EQ(free.timeline->start, (std::vector<int64_t>{0, 1, 1}));
+  // One activation on worker 0: Fb waits until Ba frees Fa's at 3.
+  SimulationResult capped = simulate(graph, {0, {1, -1}});
+  ASSERT_SCHEDULED(capped);
+  EXPECT_EQ(capped.timeline->start, (std::vector<int64_t>{0, 3, 1}));
+  EXPECT_EQ(capped.timeline->peakLive, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(verifyTimeline(graph, {0, {1, -1}}, *capped.timeline), "");
 }
 
 //===----------------------------------------------------------------------===//

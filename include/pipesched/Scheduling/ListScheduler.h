@@ -23,9 +23,10 @@
 // Peak live memory is tracked per worker in units and in bytes.
 //
 // Explicit order. If `JobGraph::order` is non-empty, each worker runs its
-// jobs exactly in the given order (an imported schedule): a worker waits
-// for its next job to be ready even if others are; priorities and caps are
-// ignored.
+// jobs exactly in the given order (an imported schedule, or one the search
+// placed job by job): a worker waits for its next job to be ready even if
+// others are, and, under a cap, for room for what it acquires; priorities
+// are ignored.
 //
 // Complexity: O(J log J + E) time and O(J + E) memory for J jobs, E edges.
 //
@@ -125,8 +126,8 @@ LiveMemory accountLiveMemory(const JobGraph &graph,
 /// Checks a timeline against its graph and options: every job in exactly
 /// one worker's order at its position, `end - start == duration`, a job
 /// starts after each predecessor ends (plus transferTime across workers),
-/// a worker runs one job at a time in its order, the memory caps hold
-/// (unless the order is explicit), and makespan, busy and peak figures
+/// a worker runs one job at a time in its order, the memory caps hold,
+/// and makespan, busy and peak figures
 /// match. Returns an empty string or the first violation.
 std::string verifyTimeline(const JobGraph &graph,
                            const SimulationOptions &options,

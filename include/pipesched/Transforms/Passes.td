@@ -262,8 +262,13 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
     their own and are skipped once it exceeds the `top`-th best latency.
     Prints the ranked runners-up and a certificate: the lower bound every
     schedule of the step obeys (critical path, work / W, the memory-time
-    bound), which of them binds, and the gap. `exact` also finds the true
-    optimum of a tiny step by branch and bound over every schedule.
+    bound), which of them binds, and the gap. Under `memory-limit`, a
+    memory-aware list scheduler with local search (`list-search`
+    schedules) also places the step job by job, any job on any worker;
+    `exact` also finds the true optimum of a tiny step by branch and bound
+    over every schedule. When either beats every candidate, the step
+    becomes its jobs, each with its worker and order, under a cap at the
+    limit.
     With `replay-prefetch=1,2,4` the ranked candidates are lowered at each
     prefetch depth and their rank programs replayed (rendezvous transfers,
     weight fetches and reductions timed from the cost, as
@@ -293,6 +298,9 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
            "Also find the optimum over every schedule (tiny steps only)">,
     Option<"exactNodes", "exact-nodes", "int64_t", /*default=*/"20000000",
            "Search nodes the exact solver may visit">,
+    Option<"listSearch", "list-search", "int64_t", /*default=*/"400",
+           "Schedules the memory-aware list scheduler tries under "
+           "memory-limit (0: none)">,
     Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 16",
            "Most jobs a candidate may have">,
     Option<"maxWork", "max-work", "int64_t", /*default=*/"int64_t(1) << 26",

@@ -10,7 +10,7 @@
 #define PIPESCHED_TRANSFORMS_SEARCHSPACE_H
 
 #include "pipesched/Dialect/Sched/SchedOps.h"
-#include "pipesched/Scheduling/Search.h"
+#include "pipesched/Scheduling/ExplicitSchedule.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -68,6 +68,23 @@ scheduling::CandidateResult evaluateCandidate(sched::StepOp spec,
                                               llvm::ArrayRef<int64_t> heldBytes,
                                               mlir::Location loc,
                                               int64_t maxJobs);
+
+/// Gives `step` (a spec) a schedule placed job by job (ExplicitSchedule.h):
+/// every job expanded, on its worker with its weights there, in its
+/// worker's order, under a cap of the problem's memory limit; the strategy,
+/// maps and priority dropped.
+llvm::LogicalResult applyExplicitSchedule(sched::StepOp step,
+                                          const scheduling::SearchProblem &problem,
+                                          const scheduling::ExplicitSchedule &schedule,
+                                          int64_t maxJobs);
+
+/// Simulates a copy of `spec` with the schedule applied, as
+/// evaluateCandidate does (no weights counted in the bytes).
+scheduling::CandidateResult
+evaluateExplicitSchedule(sched::StepOp spec,
+                         const scheduling::SearchProblem &problem,
+                         const scheduling::ExplicitSchedule &schedule,
+                         mlir::Location loc, int64_t maxJobs);
 
 /// The candidate's rank programs replayed (ProgramReplay.h) after lowering
 /// with `prefetchDepth`, as --sched-lower-ranks records them: transfers as
