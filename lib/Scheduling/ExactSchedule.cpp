@@ -33,6 +33,10 @@ private:
   std::vector<uint32_t> topological;
   /// Per job: the longest path from its start to the end of the step.
   std::vector<int64_t> tail;
+  /// Per forward: the least time its activation lives (the longest path
+  /// from its start to its releasing job's end).
+  std::vector<int64_t> life;
+  int64_t perPair = 2;
   int64_t transfer, best, nodeLimit, memoryLimit, workers;
   int64_t nodes = 0;
   ExplicitSchedule bestSchedule;
@@ -44,6 +48,7 @@ private:
 
   void build(const SearchProblem &p) {
     ProblemJobs graph = buildProblemJobs(p);
+    perPair = p.jobsPerPair();
     jobs = std::move(graph.jobs);
     topological = std::move(graph.topological);
     // Tails, from the sinks back (reverse topological order).
@@ -54,6 +59,7 @@ private:
       for (uint32_t q : jobs[j].preds)
         tail[q] = std::max(tail[q], tail[j]);
     }
+    computeLifetimes();
     size_t n = jobs.size();
     start.assign(n, kNever);
     end.assign(n, kNever);
@@ -62,7 +68,56 @@ private:
     touched.assign(size_t(workers), 0);
   }
 
+  /// Longest paths from each forward to its release (a few dozen jobs:
+  /// one pass over the topological order per forward).
+  void computeLifetimes() {
+    life.assign(jobs.size(), 0);
+    std::vector<int64_t> from(jobs.size());
+    for (size_t f = 0; f < jobs.size(); ++f) {
+      if (!jobs[f].forward())
+        continue;
+      std::fill(from.begin(), from.end(), -1);
+      from[f] = 0;
+      for (uint32_t j : topological) {
+        for (uint32_t q : jobs[j].preds)
+          if (from[q] >= 0)
+            from[j] = std::max(from[j], from[q] + jobs[q].duration);
+        if (jobs[j].releases == int64_t(f) && from[j] >= 0)
+          life[f] = from[j] + jobs[j].duration;
+      }
+    }
+  }
+
   bool isStarted(size_t j) const { return start[j] != kNever; }
+
+  /// Microbatches are alike: the first forwards start in microbatch order
+  /// (by time, then worker), which any schedule meets once relabelled.
+  bool startsOutOfTurn(size_t j) const {
+    const ProblemJob &job = jobs[j];
+    return job.forward() && job.stage == 0 && job.microbatch > 0 &&
+           !isStarted(j - size_t(perPair));
+  }
+
+  /// Under a limit, the activation-time still to come over what the
+  /// workers can hold: each live activation until its release can end,
+  /// each unstarted forward's for its least life.
+  int64_t memoryBound(int64_t t) const {
+    if (memoryLimit <= 0)
+      return 0;
+    __int128 pending = 0;
+    for (size_t f = 0; f < jobs.size(); ++f) {
+      if (!jobs[f].forward())
+        continue;
+      if (!isStarted(f)) {
+        pending += life[f];
+        continue;
+      }
+      int64_t rest = start[f] + life[f] - t;
+      pending += std::max<int64_t>(0, rest);
+    }
+    __int128 room = __int128(workers) * memoryLimit;
+    return t + int64_t((pending + room - 1) / room);
+  }
 
   /// When job j's inputs are all on worker w, or kNever.
   int64_t arrival(size_t j, int64_t w) const {
@@ -110,7 +165,7 @@ private:
     for (int64_t w = 0; w < workers; ++w)
       pending += std::max<int64_t>(0, workerFree[size_t(w)] - t);
     int64_t spread = int64_t((pending + workers - 1) / workers);
-    return std::max(bound, t + spread);
+    return std::max({bound, t + spread, memoryBound(t)});
   }
 
   void dfs(int64_t t, int64_t fromWorker) {
@@ -161,7 +216,7 @@ private:
     if (firstFresh) {
       int64_t live = -1;
       for (size_t j = 0; j < jobs.size() && nodes <= nodeLimit; ++j) {
-        if (isStarted(j) || arrival(j, w) > t)
+        if (isStarted(j) || startsOutOfTurn(j) || arrival(j, w) > t)
           continue;
         if (jobs[j].forward() && memoryLimit > 0) {
           if (live < 0)

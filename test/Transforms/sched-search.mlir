@@ -66,7 +66,7 @@ module @lpp_only {
 // strategies' 18, and the step becomes the solver's schedule.
 // EXACT:      lower bound 9: critical path (critical path 9, work / W 9, memory-time 9)
 // EXACT-NEXT:   best 14, gap 55.6%; no named strategy fits
-// EXACT-NEXT:   exact optimum 14 (proven, 1124587 nodes)
+// EXACT-NEXT:   exact optimum 14 (proven, 264627 nodes)
 // EXACT-NEXT:   placed job by job (the exact solver): 14, peak 2; the step becomes its jobs, each on its worker in its order
 
 // JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 34 34 {'by': 'memory-aware list scheduling', 'chosen': True, 'latency': 15, 'peak_live': 2} 15

@@ -75,6 +75,18 @@ TEST(ExactSchedule, ReturnsTheScheduleOfItsOptimum) {
   EXPECT_TRUE(solveExactly(p, 0, 11, 1 << 20).schedule.empty());
 }
 
+TEST(ExactSchedule, AlikeMicrobatchesAndMemoryTimePrune) {
+  // S = 2, B = 4, W = 2, one activation per worker: 108,153 nodes without
+  // the microbatch order and the activation-time bound, 1,847 with them.
+  SearchProblem p = chain(2, 4, 2, 1, 2);
+  p.memoryLimit = 1;
+  ExactResult r = solveExactly(p, 0, 25, 1 << 22);
+  ASSERT_TRUE(r.proven);
+  EXPECT_EQ(r.makespan, 21);
+  EXPECT_LT(r.nodes, 4000);
+  EXPECT_EQ(verifyExplicitSchedule(p, 0, r.schedule), "");
+}
+
 TEST(MemoryAwareSchedule, NoScheduleWhenAMicrobatchCannotFit) {
   // A microbatch holds S = 3 activations at its last forward; 2 workers of
   // one each hold 2.

@@ -9,7 +9,10 @@
 // at time 0 or when some job ends or some input arrives are explored: any
 // schedule can be shifted left into one of those without growing, so the
 // optimum is among them. Workers that have run nothing are interchangeable,
-// so only the first of them may start a job.
+// so only the first of them may start a job; microbatches are alike, so
+// their first forwards start in microbatch order. Pruned by the critical
+// path, the remaining work and, under a limit, the activation-time still
+// to come over what the workers hold.
 //
 // Exponential: meant for a few dozen jobs, to measure how close the
 // searched schedules and the lower bounds come to the true optimum.
