@@ -196,6 +196,45 @@ std::vector<int64_t> activationLifetimes(const SearchProblem &p) {
   return life;
 }
 
+/// The least duration of a forward and of a job that frees an activation
+/// (the backward, or its weight half when split).
+static std::pair<Wide, Wide> leastForwardAndRelease(const SearchProblem &p) {
+  Wide f = std::numeric_limits<int64_t>::max(), r = f;
+  for (int64_t s = 0; s < p.stages; ++s) {
+    f = std::min<Wide>(f, p.forward[size_t(s)]);
+    r = std::min<Wide>(r, p.isSplit() ? p.weight[size_t(s)]
+                                      : p.backward[size_t(s)]);
+  }
+  return {f, r};
+}
+
+/// Little's law: the activation-time B * sum_s life(s) fits in L * W * M.
+/// Not all of it is usable: by tick t a worker has started at most
+/// floor(t / f) + 1 forwards (f the least forward), and the activations
+/// live in the last tau ticks are freed by jobs ending in them, at most
+/// ceil(tau / r) per worker (r the least freeing job). The two ramps waste
+/// (f + r) * W * M(M - 1)/2 of the room when they do not overlap
+/// (L >= (M - 1)(f + r)); otherwise the plain bound.
+static int64_t memoryTimeBound(const SearchProblem &p) {
+  Wide lives = 0;
+  for (int64_t life : activationLifetimes(p))
+    lives += life;
+  lives *= p.microbatches;
+  Wide M = p.memoryLimit, room = Wide(p.workers) * M;
+  int64_t plain = scaledCeil(lives, room, p.overlapRatio);
+  if (p.overlapRatio < 1)
+    return plain;
+  auto [f, r] = leastForwardAndRelease(p);
+  if ((long double)(f + r) * p.workers * (long double)M * M > 1e36L)
+    return plain; // past any step a worker's memory holds
+  Wide ramps = (f + r) * p.workers * (M * (M - 1) / 2);
+  Wide withRamps = (lives + ramps + room - 1) / room;
+  if (withRamps < (M - 1) * (f + r) ||
+      withRamps > std::numeric_limits<int64_t>::max())
+    return plain;
+  return std::max(plain, int64_t(withRamps));
+}
+
 LowerBound computeLowerBound(const SearchProblem &p) {
   LowerBound bound;
   SweepPaths paths = sweepHeads(p);
@@ -207,14 +246,8 @@ LowerBound computeLowerBound(const SearchProblem &p) {
   }
   bound.criticalPath = scaledCeil(path, 1, p.overlapRatio);
   bound.work = scaledCeil(sweep * p.microbatches, p.workers, p.overlapRatio);
-  if (p.memoryLimit > 0) {
-    Wide lives = 0;
-    for (int64_t life : activationLifetimes(p))
-      lives += life;
-    bound.memoryTime = scaledCeil(lives * p.microbatches,
-                                  Wide(p.workers) * p.memoryLimit,
-                                  p.overlapRatio);
-  }
+  if (p.memoryLimit > 0)
+    bound.memoryTime = memoryTimeBound(p);
   return bound;
 }
 

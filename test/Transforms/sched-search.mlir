@@ -38,7 +38,7 @@ module @lpp_only {
 }
 // BYTES:      sched-search: stages = 6, microbatches = 6, workers = 4, memory limit 8000 bytes per worker
 // BYTES-NEXT:   candidates 24: 24 simulated (6 stuck, 14 over the limit, 2 equal to a ranked one), 0 skipped by their bounds
-// BYTES-NEXT:   lower bound 27: work / W (critical path 18, work / W 27, memory-time 12)
+// BYTES-NEXT:   lower bound 27: work / W (critical path 18, work / W 27, memory-time 23)
 // BYTES-NEXT:   best 34, gap 25.9%; no named strategy fits
 // BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
 // BYTES-NEXT:      1       34   25.9%     5        8000  strategy #sched.lpp<groups = 2, ring = 2> priority <fill_drain> cap <units = 5>
@@ -51,12 +51,12 @@ module @lpp_only {
 // 51. The step becomes its jobs, each with its worker and order.
 // TIGHT:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 2 activations per worker
 // TIGHT-NEXT:   candidates 52: 52 simulated (17 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds
-// TIGHT-NEXT:   lower bound 30: memory-time (critical path 12, work / W 24, memory-time 30)
-// TIGHT-NEXT:   best 41, gap 36.7%; no named strategy fits
+// TIGHT-NEXT:   lower bound 32: memory-time (critical path 12, work / W 24, memory-time 32)
+// TIGHT-NEXT:   best 41, gap 28.1%; no named strategy fits
 // TIGHT-NEXT:   placed job by job (memory-aware list scheduling): 41, peak 2; the step becomes its jobs, each on its worker in its order
 // TIGHT-NEXT:   rank  latency     gap  peak  schedule
-// TIGHT-NEXT:      1       51   70.0%     2  strategy #sched.gpipe priority <backward_first> cap <units = 2>
-// TIGHT-NEXT:      2       52   73.3%     2  strategy #sched.gpipe priority <fill_drain> cap <units = 2>
+// TIGHT-NEXT:      1       51   59.4%     2  strategy #sched.gpipe priority <backward_first> cap <units = 2>
+// TIGHT-NEXT:      2       52   62.5%     2  strategy #sched.gpipe priority <fill_drain> cap <units = 2>
 // TIGHT-LABEL: module @tight
 // TIGHT-NEXT:    sched.step stages = 4, microbatches = 8, workers = 4 cap <units = 2> cost <fwd = 1, bwd = 2> {
 // TIGHT-NEXT:      %0 = sched.forward(0, 0) on 0 weights 0 order 0
@@ -64,12 +64,12 @@ module @lpp_only {
 
 // The exact optimum over every schedule (any job on any worker) beats the
 // strategies' 18, and the step becomes the solver's schedule.
-// EXACT:      lower bound 9: critical path (critical path 9, work / W 9, memory-time 9)
-// EXACT-NEXT:   best 14, gap 55.6%; no named strategy fits
+// EXACT:      lower bound 11: memory-time (critical path 9, work / W 9, memory-time 11)
+// EXACT-NEXT:   best 14, gap 27.3%; no named strategy fits
 // EXACT-NEXT:   exact optimum 14 (proven, 264627 nodes)
 // EXACT-NEXT:   placed job by job (the exact solver): 14, peak 2; the step becomes its jobs, each on its worker in its order
 
-// JSON: {'binding': 'critical path', 'critical_path': 9, 'memory_time': 9, 'value': 9, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 34 34 {'by': 'memory-aware list scheduling', 'chosen': True, 'latency': 15, 'peak_live': 2} 15
+// JSON: {'binding': 'memory-time', 'critical_path': 9, 'memory_time': 11, 'value': 11, 'work': 9} None 18 strategy #sched.gpipe priority <backward_first> cap <units = 2> 34 34 {'by': 'memory-aware list scheduling', 'chosen': True, 'latency': 15, 'peak_live': 2} 15
 
 // The searched spec composes with the rest of the pipeline.
 // COMPOSE: latency: 41 ticks

@@ -181,7 +181,7 @@ sched.step stages = 4, microbatches = 8, workers = 4 strategy #sched.fsdp cost <
 // CHECK:       latency: 59 ticks
 // CHECK:       memory: peak 4 live activations
 // CHECK-NEXT:  throughput: rho = S*B/(L*W) = 0.8136; bound M/S = 0.5000; rho / bound = 1.6271
-// CHECK-NEXT:  lower bound: 48 ticks at this peak memory, work / W (critical path 17, work / W 48, memory-time 40); L / bound = 1.2292
+// CHECK-NEXT:  lower bound: 48 ticks at this peak memory, work / W (critical path 17, work / W 48, memory-time 43); L / bound = 1.2292
 sched.step stages = 8, microbatches = 8, workers = 4 strategy #sched.v_min cost <fwd = 1, bwd = 1, bwd_w = 1> {
 }
 

@@ -24,14 +24,37 @@ TEST(SearchBounds, ChainClosedForms) {
   LowerBound bound = computeLowerBound(p);
   EXPECT_EQ(bound.criticalPath, 12);
   EXPECT_EQ(bound.work, 24);
-  EXPECT_EQ(bound.memoryTime, 15); // 8 * 30 / (4 * 4)
+  // 8 * 30 over 4 * 4 slots, less the ramps: by tick t a worker has
+  // started t + 1 forwards (F = 1), and the last tau ticks free at most
+  // ceil(tau / 2) per worker (B = 2): (1 + 2) * 4 * 4 * 3 / 2 = 72 wasted;
+  // (240 + 72) / 16 = 19.5.
+  EXPECT_EQ(bound.memoryTime, 20);
   EXPECT_EQ(bound.value(), 24);
   EXPECT_STREQ(bound.binding(), "work / W");
-  // One activation per worker: the memory-time bound binds, 8 * 30 / 4.
+  // One activation per worker: the memory-time bound binds, 8 * 30 / 4
+  // (no ramp: one activation is held from the first forward).
   p.memoryLimit = 1;
   bound = computeLowerBound(p);
   EXPECT_EQ(bound.memoryTime, 60);
   EXPECT_STREQ(bound.binding(), "memory-time");
+}
+
+TEST(SearchBounds, MemoryRampsWasteRoom) {
+  // S = 4, B = 4, W = 2, two activations each: 4 * 30 over 4 slots is 30;
+  // the first tick holds at most 2 (one forward per worker) and the last
+  // two ticks at most 2 (one backward per worker ends in them): 6 wasted.
+  SearchProblem p = chain(4, 4, 2, 1, 2);
+  p.memoryLimit = 2;
+  EXPECT_EQ(computeLowerBound(p).memoryTime, 32); // ceil(126 / 4)
+  // Overlapping ramps (the bound below (M - 1)(F + B)) keep the plain one.
+  p = chain(1, 1, 1, 1, 2);
+  p.memoryLimit = 8;
+  EXPECT_EQ(computeLowerBound(p).memoryTime, 1); // ceil(3 / 8)
+  // Forwards of no duration fill at once; the backwards' ramp still wastes
+  // 2 * 2 * 1: (4 * (8 + 6 + 4 + 2) + 4) / 4.
+  p = chain(4, 4, 2, 0, 2);
+  p.memoryLimit = 2;
+  EXPECT_EQ(computeLowerBound(p).memoryTime, 21);
 }
 
 TEST(SearchBounds, SplitBackwardHoldsUntilTheWeightHalf) {

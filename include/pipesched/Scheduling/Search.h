@@ -13,7 +13,9 @@
 //    microbatch b is live from its forward's start to its backward's end,
 //    at least life(s) = the longest path from F(s) through B(s) (and its
 //    weight half); a worker holds at most M at once, so
-//    L * W * M >= B * sum_s life(s). The seed's theorem rho <= M/S is this
+//    L * W * M >= B * sum_s life(s), less the room the ramps waste (a
+//    worker starts one forward at a time and ends one freeing job at a
+//    time). The seed's theorem rho <= M/S is this
 //    bound with every life(s) taken as S units, which overstates the
 //    lifetimes of the later stages (docs/search.md).
 // A candidate's own bound adds what its placement fixes: its busiest
