@@ -184,20 +184,21 @@ void ListScheduling::startJob(uint32_t j, int32_t w, int64_t t) {
 
 /// Starts, in rank order, every ready job that a worker can take at t.
 void ListScheduling::assignAt(int64_t t) {
-  for (auto it = ready.begin(); it != ready.end();) {
+  int64_t idle = std::count_if(workerFree.begin(), workerFree.end(),
+                               [&](int64_t free) { return free <= t; });
+  for (auto it = ready.begin(); it != ready.end() && idle > 0;) {
     uint32_t j = it->second;
     const ProblemJob &job = g.jobs[j];
-    if (job.forward() && limit != kNever && !staysSafe(job.microbatch)) {
-      ++it;
-      continue;
-    }
     int32_t w = chooseWorker(j, t);
-    if (w < 0) {
+    if (w < 0 ||
+        (job.forward() && limit != kNever && !staysSafe(job.microbatch))) {
       ++it;
       continue;
     }
     startJob(j, w, t);
     it = ready.erase(it);
+    // A job of no duration leaves its worker free.
+    idle -= workerFree[size_t(w)] > t;
   }
 }
 

@@ -44,6 +44,9 @@ static constexpr size_t kBatch = 8;
 static constexpr int64_t kExactMaxJobs = 40;
 /// Runners-up ranked at most (the ranking is kept sorted by insertion).
 static constexpr int64_t kMaxTop = 1000;
+/// Jobs the memory-aware list scheduler's local search schedules at most
+/// (about 4 us each): big steps try fewer than `list-search` schedules.
+static constexpr int64_t kListSearchJobs = int64_t(1) << 21;
 /// Prefetch depths a search replays at most.
 static constexpr size_t kMaxReplayDepths = 4;
 
@@ -127,6 +130,9 @@ private:
   /// scheduler's best schedule; else none.
   sim::ExplicitSchedule listScheduleJobByJob(StepOp spec,
                                              const sim::SearchProblem &problem);
+  /// The list schedules to try on a step of `jobs` jobs: `list-search`, or
+  /// fewer on a big step (kListSearchJobs jobs scheduled in all).
+  int64_t listSchedules(int64_t jobs) const;
   /// Replays the ranked candidates at each replay-prefetch depth and orders
   /// them by the fastest replay.
   void replayRanked(StepOp spec, SearchReport &report);
@@ -218,8 +224,9 @@ FailureOr<int64_t> SchedSearch::checkOptions(StepOp spec, SearchReport &report) 
 LogicalResult SchedSearch::checkWork(StepOp spec, const SearchReport &report,
                                      int64_t jobs) {
   int64_t replays = int64_t(replayPrefetch.size()) * int64_t(top);
-  int64_t listed = report.memoryLimit > 0 && report.memoryLimitBytes < 0
-                       ? int64_t(listSearch)
+  int64_t listed = report.memoryLimit > 0 && report.memoryLimitBytes < 0 &&
+                           listSearch > 0
+                       ? listSchedules(jobs)
                        : 0;
   int64_t work = (int64_t(report.candidates.size()) + replays + listed) * jobs;
   if (work > maxWork - workSpent)
@@ -452,7 +459,12 @@ SchedSearch::listScheduleJobByJob(StepOp spec,
       problem.overlapRatio < 1 || listSearch == 0)
     return {};
   return sim::searchUnderMemory(problem, spec.getCostOrDefault().getTransfer(),
-                                {listSearch, 1});
+                                {listSchedules(problem.numJobs()), 1});
+}
+
+int64_t SchedSearch::listSchedules(int64_t jobs) const {
+  return std::min<int64_t>(listSearch,
+                           std::max<int64_t>(2, kListSearchJobs / jobs));
 }
 
 void SchedSearch::replayRanked(StepOp spec, SearchReport &report) {

@@ -300,7 +300,7 @@ def SchedSearch : Pass<"sched-search", "::mlir::ModuleOp"> {
            "Search nodes the exact solver may visit">,
     Option<"listSearch", "list-search", "int64_t", /*default=*/"400",
            "Schedules the memory-aware list scheduler tries under "
-           "memory-limit (0: none)">,
+           "memory-limit (0: none; fewer on steps past 10^4 jobs)">,
     Option<"maxJobs", "max-jobs", "int64_t", /*default=*/"int64_t(1) << 16",
            "Most jobs a candidate may have">,
     Option<"maxWork", "max-work", "int64_t", /*default=*/"int64_t(1) << 26",
