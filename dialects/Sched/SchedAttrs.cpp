@@ -452,6 +452,82 @@ SmallVector<int64_t> MemoryCapAttr::perWorker(int64_t workers) const {
   return SmallVector<int64_t>(getLimits());
 }
 
+LogicalResult NodesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t size, ArrayRef<int64_t> map,
+                                int64_t transfer, int64_t latency,
+                                int64_t bandwidth) {
+  if ((size > 0) == !map.empty())
+    return emitError() << "nodes needs either 'size' or 'map'";
+  if (size < 0 || llvm::any_of(map, [](int64_t n) { return n < 0; }))
+    return emitError() << "nodes: a size or node index must not be negative";
+  if (transfer < -1 || latency < -1 || bandwidth < -1 || bandwidth == 0)
+    return emitError() << "nodes: transfer and latency must not be "
+                          "negative, bandwidth must be positive";
+  return success();
+}
+
+SmallVector<int64_t> NodesAttr::nodeOfWorkers(int64_t workers) const {
+  if (!getMap().empty())
+    return SmallVector<int64_t>(getMap());
+  SmallVector<int64_t> nodes;
+  for (int64_t w = 0; w < workers; ++w)
+    nodes.push_back(w / getSize());
+  return nodes;
+}
+
+/// One `key = value` entry of a `#sched.nodes`.
+static ParseResult parseNodesEntry(AsmParser &p, StringRef key, int64_t &size,
+                                   SmallVectorImpl<int64_t> &map,
+                                   int64_t (&link)[3]) {
+  if (key == "map")
+    return parseScalarOrList(p, map);
+  int64_t *field = key == "size"        ? &size
+                   : key == "transfer"  ? &link[0]
+                   : key == "latency"   ? &link[1]
+                   : key == "bandwidth" ? &link[2]
+                                        : nullptr;
+  if (!field)
+    return p.emitError(p.getCurrentLocation())
+           << "expected 'size', 'map', 'transfer', 'latency' or "
+              "'bandwidth', got '"
+           << key << "'";
+  return p.parseInteger(*field);
+}
+
+Attribute NodesAttr::parse(AsmParser &p, Type) {
+  int64_t size = 0, link[3] = {-1, -1, -1};
+  SmallVector<int64_t> map;
+  if (p.parseLess())
+    return {};
+  do {
+    StringRef key;
+    if (p.parseKeyword(&key) || p.parseEqual() ||
+        parseNodesEntry(p, key, size, map, link))
+      return {};
+  } while (succeeded(p.parseOptionalComma()));
+  if (p.parseGreater())
+    return {};
+  return getChecked([&] { return p.emitError(p.getNameLoc()); },
+                    p.getContext(), size, map, link[0], link[1], link[2]);
+}
+
+void NodesAttr::print(AsmPrinter &p) const {
+  p << '<';
+  if (getMap().empty()) {
+    p << "size = " << getSize();
+  } else {
+    p << "map = [";
+    llvm::interleaveComma(getMap(), p);
+    p << ']';
+  }
+  for (auto [key, value] : {std::pair<StringRef, int64_t>{"transfer", getTransfer()},
+                            {"latency", getLatency()},
+                            {"bandwidth", getBandwidth()}})
+    if (value >= 0)
+      p << ", " << key << " = " << value;
+  p << '>';
+}
+
 Attribute MemoryCapAttr::parse(AsmParser &p, Type) {
   SmallVector<int64_t> limits;
   bool inBytes = false;

@@ -249,6 +249,41 @@ def Sched_MemoryCapAttr : Sched_Attr<"MemoryCap", "memory_cap"> {
   }];
 }
 
+def Sched_NodesAttr : Sched_Attr<"Nodes", "nodes"> {
+  let summary = "which workers share a node, and the link between nodes";
+  let description = [{
+    Workers grouped into nodes: `size` workers per node in rank order
+    (worker `w` on node `w floordiv size`), or an explicit node per worker
+    (`map`, one value per worker). Inside a node workers talk over the
+    cost's link (`transfer`, `latency`, `bandwidth`); between nodes over the
+    link given here (`transfer` in ticks per tensor, `latency` in ticks,
+    `bandwidth` in bytes per second), each defaulting to the cost's.
+
+    ```mlir
+    #sched.nodes<size = 4, transfer = 12>
+    #sched.nodes<map = [0, 1, 0, 1], transfer = 12, latency = 9000, bandwidth = 12500000000>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$size,
+    ArrayRefParameter<"int64_t", "node of each worker">:$map,
+    "int64_t":$transfer,
+    "int64_t":$latency,
+    "int64_t":$bandwidth
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The node of each of `workers` workers.
+    ::llvm::SmallVector<int64_t> nodeOfWorkers(int64_t workers) const;
+    /// The time to move one tensor between nodes: `transfer`, else
+    /// `intraNode` (the cost's).
+    int64_t getInterNodeTransfer(int64_t intraNode) const {
+      return getTransfer() < 0 ? intraNode : getTransfer();
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Named strategies
 //===----------------------------------------------------------------------===//

@@ -344,6 +344,13 @@ static LogicalResult verifyStepAttributes(StepOp step) {
       return step.emitOpError("cap in bytes needs the cost's 'act' size");
   }
 
+  if (NodesAttr nodes = step.getNodesAttr()) {
+    size_t n = nodes.getMap().size();
+    if (n && static_cast<int64_t>(n) != step.getWorkers())
+      return step.emitOpError() << "nodes map lists " << n << " nodes for "
+                                << step.getWorkers() << " workers";
+  }
+
   CostAttr cost = step.getCostOrDefault();
   for (auto [key, values] :
        {std::pair<StringRef, ArrayRef<int64_t>>{"fwd", cost.getFwd()},

@@ -74,6 +74,10 @@ def Sched_StepOp : Sched_Op<"step", [
     }
     ```
 
+    `nodes` groups the workers into nodes, with the cost of the link
+    between nodes (`#sched.nodes<size = 4, transfer = 12>`): a transfer
+    between workers of different nodes takes the inter-node time.
+
     `layers` gives the model's layer count per stage, one positive count per
     stage: the partition of a chain of layers into stages that
     `--sched-partition` chose (docs/partition.md). Lowering carries it into
@@ -97,6 +101,7 @@ def Sched_StepOp : Sched_Op<"step", [
     OptionalAttr<AffineMapAttr>:$weights_map,
     OptionalAttr<Sched_PriorityAttr>:$priority,
     OptionalAttr<Sched_MemoryCapAttr>:$memory_cap,
+    OptionalAttr<Sched_NodesAttr>:$nodes,
     OptionalAttr<Sched_CostAttr>:$cost,
     OptionalAttr<DenseI64ArrayAttr>:$layers,
     UnitAttr:$partial,
@@ -109,7 +114,7 @@ def Sched_StepOp : Sched_Op<"step", [
     (`tied` $tied^)? (`compute` custom<MapLiteral>($compute_map)^)?
     (`weights` custom<MapLiteral>($weights_map)^)?
     (`priority` custom<Priority>($priority)^)? (`cap` $memory_cap^)?
-    (`cost` $cost^)? (`layers` $layers^)? (`partial` $partial^)?
+    (`nodes` $nodes^)? (`cost` $cost^)? (`layers` $layers^)? (`partial` $partial^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
@@ -118,7 +123,7 @@ def Sched_StepOp : Sched_Op<"step", [
     OpBuilder<(ins "int64_t":$stages, "int64_t":$microbatches,
                    "int64_t":$workers, "CostAttr":$cost), [{
       build($_builder, $_state, stages, microbatches, workers, {}, {}, {}, {},
-            {}, {}, {}, cost, {}, {}, {});
+            {}, {}, {}, {}, cost, {}, {}, {});
     }]>
   ];
   let extraClassDeclaration = [{

@@ -160,9 +160,16 @@ std::optional<SimulationResult> validateJobs(const JobGraph &graph) {
 /// Checks the options against the graph.
 std::optional<SimulationResult> validateOptions(const JobGraph &graph,
                                                 const SimulationOptions &opts) {
-  if (opts.transferTime < 0)
+  if (opts.transferTime < 0 || opts.interNodeTransferTime < 0)
     return failure("invalid options: negative transferTime " +
-                   std::to_string(opts.transferTime));
+                   std::to_string(std::min(opts.transferTime,
+                                           opts.interNodeTransferTime)));
+  if (!opts.nodeOf.empty() &&
+      opts.nodeOf.size() != static_cast<size_t>(graph.numWorkers))
+    return failure("invalid options: nodeOf has " +
+                   std::to_string(opts.nodeOf.size()) +
+                   " entries, expected 0 or numWorkers = " +
+                   std::to_string(graph.numWorkers));
   size_t caps = opts.memoryCap.size();
   if (caps != 0 && caps != static_cast<size_t>(graph.numWorkers))
     return failure("invalid options: memoryCap has " + std::to_string(caps) +
@@ -185,7 +192,10 @@ std::optional<SimulationResult> validateOptions(const JobGraph &graph,
   int64_t total = 0;
   for (const Job &job : graph.jobs)
     if (__builtin_add_overflow(total, job.duration, &total) ||
-        __builtin_add_overflow(total, opts.transferTime, &total))
+        __builtin_add_overflow(total,
+                               std::max(opts.transferTime,
+                                        opts.interNodeTransferTime),
+                               &total))
       return failure("invalid job graph: durations and transfer times "
                      "overflow 64-bit time");
   return std::nullopt;
@@ -571,9 +581,9 @@ void Simulator::finishJob(uint32_t job, int64_t now) {
 
   for (uint32_t e = succ_.begin[job]; e < succ_.begin[job + 1]; ++e) {
     uint32_t next = succ_.list[e];
-    bool remote = graph_.jobs[next].worker != info.worker;
-    readyAt_[next] =
-        std::max(readyAt_[next], now + (remote ? opts_.transferTime : 0));
+    readyAt_[next] = std::max(
+        readyAt_[next],
+        now + opts_.transferBetween(info.worker, graph_.jobs[next].worker));
     if (--unfinishedPreds_[next] != 0)
       continue;
     if (readyAt_[next] <= now)
@@ -826,9 +836,8 @@ std::string pipesched::scheduling::verifyTimeline(
       return job(j) + " is in no worker's order";
     for (uint32_t k = graph.predBegin[j]; k < graph.predBegin[j + 1]; ++k) {
       uint32_t p = graph.preds[k];
-      int64_t ready = t.end[p] + (graph.jobs[p].worker != graph.jobs[j].worker
-                                      ? options.transferTime
-                                      : 0);
+      int64_t ready = t.end[p] + options.transferBetween(graph.jobs[p].worker,
+                                                         graph.jobs[j].worker);
       if (t.start[j] < ready)
         return job(j) + " starts at " + std::to_string(t.start[j]) +
                " before its input " + job(p) + " is there at " +

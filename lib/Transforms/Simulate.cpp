@@ -294,6 +294,13 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
   jobs.options.transferTime = o.transferTime >= 0
                                   ? o.transferTime
                                   : step.getCostOrDefault().getTransfer();
+  jobs.options.interNodeTransferTime = jobs.options.transferTime;
+  if (NodesAttr nodes = step.getNodesAttr()) {
+    SmallVector<int64_t> nodeOf = nodes.nodeOfWorkers(W);
+    jobs.options.nodeOf.assign(nodeOf.begin(), nodeOf.end());
+    jobs.options.interNodeTransferTime =
+        nodes.getInterNodeTransfer(jobs.options.transferTime);
+  }
   setMemoryCaps(o, *cap, W, step.getCostOrDefault().getActBytes(),
                 jobs.options);
   if (replay)

@@ -429,6 +429,32 @@ TEST(ListSchedulerOrder, ListedJobsWaitForRoomUnderTheCap) {
   EXPECT_EQ(verifyTimeline(graph, {0, {1, -1}}, *capped.timeline), "");
 }
 
+TEST(ListSchedulerNodes, TransfersBetweenNodesTakeTheirTime) {
+  // Three workers, 0 and 1 on node 0, 2 on node 1: a job on each, each
+  // reading the one before.
+  JobGraph graph = makeGraph(3);
+  graph.addJob(makeJob(0, 1), {});
+  graph.addJob(makeJob(1, 1), {0});
+  graph.addJob(makeJob(2, 1), {1});
+  SimulationOptions options{1, {}};
+  options.nodeOf = {0, 0, 1};
+  options.interNodeTransferTime = 5;
+  EXPECT_EQ(options.transferBetween(0, 0), 0);
+  EXPECT_EQ(options.transferBetween(0, 1), 1);
+  EXPECT_EQ(options.transferBetween(1, 2), 5);
+  SimulationResult result = simulate(graph, options);
+  ASSERT_SCHEDULED(result);
+  EXPECT_EQ(result.timeline->start, (std::vector<int64_t>{0, 2, 8}));
+  EXPECT_EQ(verifyTimeline(graph, options, *result.timeline), "");
+  // The same timeline is too early when the link between nodes is slower.
+  options.interNodeTransferTime = 6;
+  EXPECT_NE(verifyTimeline(graph, options, *result.timeline), "");
+  options.nodeOf = {0, 1};
+  expectError(simulate(graph, options),
+              {"invalid options: nodeOf has 2 entries, expected 0 or "
+               "numWorkers = 3"});
+}
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//

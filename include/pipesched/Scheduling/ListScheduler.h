@@ -6,7 +6,8 @@
 //
 // Semantics. Each worker runs at most one job at a time, without preemption.
 // A job is ready when all its predecessors have finished, plus
-// `transferTime` for each predecessor that ran on another worker (the latest
+// `transferTime` for each predecessor that ran on another worker (the
+// inter-node time when the two workers are on different nodes; the latest
 // such arrival counts). When a worker is idle and has ready jobs, it starts
 // the ready job with the smallest (priority, index) pair, where index is the
 // job's position in `JobGraph::jobs`: ties are broken deterministically.
@@ -82,6 +83,18 @@ struct SimulationOptions {
   /// Memory cap per worker in acquire units; empty = no cap. Otherwise it
   /// has numWorkers entries (a negative entry = no cap on that worker).
   std::vector<int64_t> memoryCap;
+  /// The node of each worker (empty: one node), and the transfer time
+  /// between workers of different nodes.
+  std::vector<int64_t> nodeOf;
+  int64_t interNodeTransferTime = 0;
+
+  /// The time an input made on worker `from` takes to reach worker `to`.
+  int64_t transferBetween(int32_t from, int32_t to) const {
+    if (from == to)
+      return 0;
+    bool crossesNodes = !nodeOf.empty() && nodeOf[size_t(from)] != nodeOf[size_t(to)];
+    return crossesNodes ? interNodeTransferTime : transferTime;
+  }
 };
 
 struct Timeline {

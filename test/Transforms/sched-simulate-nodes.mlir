@@ -1,0 +1,56 @@
+// RUN: pipeline-opt -split-input-file --pipeline-schedule --sched-stats %s -o /dev/null | FileCheck %s
+// RUN: pipeline-opt -split-input-file --sched-expand --sched-place --sched-simulate=transfer-time=2 --sched-stats %s -o /dev/null | FileCheck %s --check-prefix=OVERRIDE
+
+// Tests that a transfer between nodes takes the nodes' link: GPipe on two
+// workers, one microbatch, F = 1, B = 2: F0, a transfer, F1 B1, a
+// transfer, B0. One node: 1 + 1 + 3 + 1 + 2 = 8. Two nodes (transfer 5):
+// 1 + 5 + 3 + 5 + 2 = 16. `transfer-time` overrides the link inside a
+// node; the inter-node link keeps its own time, or follows it.
+
+// CHECK: latency: 8 ticks
+// OVERRIDE: latency: 10 ticks
+sched.step @one_node stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe
+    nodes <map = [0, 0], transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
+}
+
+// -----
+
+// CHECK: latency: 16 ticks
+// OVERRIDE: latency: 16 ticks
+sched.step @two_nodes stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe
+    nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
+}
+
+// -----
+
+// CHECK: latency: 8 ticks
+// OVERRIDE: latency: 10 ticks
+sched.step @same_link stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe
+    nodes <size = 1> cost <fwd = 1, bwd = 2, transfer = 1> {
+}
+
+// -----
+
+// Tests that on 1F1B over 4 workers in nodes of 2, only the hop between
+// workers 1 and 2 pays the inter-node time: against the same step with
+// every hop at 5 (a node per worker: the same as one node whose link
+// takes 5) and every hop at 1 (one node). The stats print no step names:
+// the latencies are checked in the order of the steps.
+// CHECK: latency: 73 ticks
+sched.step @pairs stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+    nodes <size = 2, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
+}
+
+// -----
+
+// CHECK: latency: 113 ticks
+sched.step @apart stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+    nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
+}
+
+// -----
+
+// CHECK: latency: 49 ticks
+sched.step @together stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+    cost <fwd = 1, bwd = 2, transfer = 1> {
+}
