@@ -796,12 +796,12 @@ std::string CommPlan::verify(const CommProblem &p) const {
 }
 
 Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
-                                              const CommPlan &plan) {
+                                              const CommPlan &plan,
+                                              const std::vector<int64_t> &nodeOf) {
   const size_t W = size_t(p.numWorkers);
-  Traffic t{std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
-            std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
-            std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0),
-            std::vector<int64_t>(W, 0), std::vector<int64_t>(W, 0)};
+  std::vector<int64_t> zeros(W, 0);
+  Traffic t{zeros, zeros, zeros, zeros, zeros,
+            zeros, zeros, zeros, zeros, zeros};
   // A tied reduction is an all-reduce of the tensor over its members.
   for (const TiedReduction &r : plan.tied) {
     if (r.members.size() < 2)
@@ -817,6 +817,11 @@ Traffic pipesched::scheduling::accountTraffic(const CommProblem &p,
     t.sentBytes[m.sender] = saturatingAdd(t.sentBytes[m.sender], m.bytes);
     t.receivedBytes[m.receiver] =
         saturatingAdd(t.receivedBytes[m.receiver], m.bytes);
+    if (!nodeOf.empty() && nodeOf[size_t(m.sender)] != nodeOf[size_t(m.receiver)]) {
+      ++t.interNodeReceived[m.receiver];
+      t.interNodeBytes[m.receiver] =
+          saturatingAdd(t.interNodeBytes[m.receiver], m.bytes);
+    }
     switch (m.kind) {
     case Message::Activation: ++t.activationsReceived[m.receiver]; break;
     case Message::Gradient: ++t.gradientsReceived[m.receiver]; break;

@@ -40,6 +40,8 @@ struct WorkerStats {
   int64_t peakLive = 0, peakLiveBytes = 0, weightsOwned = 0;
   /// Tied reductions with other workers and their bytes (`weights` each).
   int64_t tiedMessages = 0, tiedBytes = 0;
+  /// Messages received from another node, and their bytes.
+  int64_t interNodeRecv = 0, interNodeBytes = 0;
 };
 
 struct StepStats {
@@ -61,6 +63,8 @@ struct StepStats {
   std::optional<scheduling::LowerBound> lowerBound;
   /// Whether the step ties weights (then the tied traffic is reported).
   bool tied = false;
+  /// The step's nodes (then the traffic between nodes is reported).
+  NodesAttr nodes;
 };
 
 struct SchedStats : pipesched::impl::SchedStatsBase<SchedStats> {
@@ -124,7 +128,13 @@ static LogicalResult collectTraffic(StepOp step, const StepCommProblem &input,
                                     StepStats &stats) {
   const scheduling::CommProblem &problem = input.problem;
   scheduling::CommPlan plan = scheduling::planCommunication(problem);
-  scheduling::Traffic traffic = scheduling::accountTraffic(problem, plan);
+  stats.nodes = step.getNodesAttr();
+  std::vector<int64_t> nodeOf;
+  if (stats.nodes)
+    for (int64_t n : stats.nodes.nodeOfWorkers(step.getWorkers()))
+      nodeOf.push_back(n);
+  scheduling::Traffic traffic =
+      scheduling::accountTraffic(problem, plan, nodeOf);
   // The rank programs' own time (rendezvous transfers), as lowered.
   FailureOr<int64_t> replayed = replayRankPrograms(step, input, plan);
   if (failed(replayed))
@@ -138,6 +148,8 @@ static LogicalResult collectTraffic(StepOp step, const StepCommProblem &input,
     ws.weightFetches = traffic.weightFetches[w];
     ws.tiedMessages = traffic.tiedReductions[w];
     ws.tiedBytes = traffic.tiedBytes[w];
+    ws.interNodeRecv = traffic.interNodeReceived[w];
+    ws.interNodeBytes = traffic.interNodeBytes[w];
   }
   stats.tied = !problem.tiedGroups.empty();
   return success();
@@ -316,6 +328,20 @@ static void printTiedTraffic(llvm::raw_ostream &os, const StepStats &s) {
      << perBytes << "])\n";
 }
 
+/// The messages between nodes and their share, in total and per worker.
+static void printNodeTraffic(llvm::raw_ostream &os, const StepStats &s) {
+  int64_t messages = 0, bytes = 0;
+  std::string perMessages;
+  for (const WorkerStats &w : s.perWorker) {
+    messages += w.interNodeRecv;
+    bytes = scheduling::saturatingAdd(bytes, w.interNodeBytes);
+    perMessages += (perMessages.empty() ? "" : ", ") +
+                   std::to_string(w.interNodeRecv);
+  }
+  os << "between nodes: " << messages << " messages received, " << bytes
+     << " bytes (per worker: [" << perMessages << "])\n";
+}
+
 /// The scan's shape and simulated backward, for a scanned step.
 static void printScan(llvm::raw_ostream &os, const StepStats &s) {
   auto get = [&](StringRef key) {
@@ -373,6 +399,8 @@ static void printTable(llvm::raw_ostream &os, const StepStats &s) {
                      (long long)t.weightFetches);
   if (s.tied)
     printTiedTraffic(os, s);
+  if (s.nodes)
+    printNodeTraffic(os, s);
   os << llvm::format("memory: peak %lld live activations (%lld bytes) on the "
                      "busiest worker\n",
                      (long long)t.peakLive, (long long)t.peakLiveBytes);
@@ -415,6 +443,12 @@ static llvm::json::Value toJson(const StepStats &s) {
       llvm::json::Object &o = *workers[i].getAsObject();
       o["tied_messages"] = w.tiedMessages;
       o["tied_bytes"] = w.tiedBytes;
+    }
+  if (s.nodes)
+    for (auto [i, w] : llvm::enumerate(s.perWorker)) {
+      llvm::json::Object &o = *workers[i].getAsObject();
+      o["inter_node_recv"] = w.interNodeRecv;
+      o["inter_node_bytes"] = w.interNodeBytes;
     }
   llvm::json::Object result{
       {"stages", s.stages},

@@ -1,13 +1,15 @@
 // RUN: pipeline-opt -split-input-file --pipeline-schedule --sched-stats %s -o /dev/null | FileCheck %s
 // RUN: pipeline-opt -split-input-file --sched-expand --sched-place --sched-simulate=transfer-time=2 --sched-stats %s -o /dev/null | FileCheck %s --check-prefix=OVERRIDE
 
-// Tests that a transfer between nodes takes the nodes' link: GPipe on two
+// Tests that a transfer between nodes takes the nodes' link, and that the
+// statistics count the messages and bytes that cross nodes: GPipe on two
 // workers, one microbatch, F = 1, B = 2: F0, a transfer, F1 B1, a
 // transfer, B0. One node: 1 + 1 + 3 + 1 + 2 = 8. Two nodes (transfer 5):
 // 1 + 5 + 3 + 5 + 2 = 16. `transfer-time` overrides the link inside a
 // node; the inter-node link keeps its own time, or follows it.
 
 // CHECK: latency: 8 ticks
+// CHECK: between nodes: 0 messages received, 0 bytes (per worker: [0, 0])
 // OVERRIDE: latency: 10 ticks
 sched.step @one_node stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe
     nodes <map = [0, 0], transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
@@ -16,9 +18,10 @@ sched.step @one_node stages = 2, microbatches = 1, workers = 2 strategy #sched.g
 // -----
 
 // CHECK: latency: 16 ticks
+// CHECK: between nodes: 2 messages received, 8192 bytes (per worker: [1, 1])
 // OVERRIDE: latency: 16 ticks
 sched.step @two_nodes stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe
-    nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
+    nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1, act = 4096> {
 }
 
 // -----
@@ -32,11 +35,13 @@ sched.step @same_link stages = 2, microbatches = 1, workers = 2 strategy #sched.
 // -----
 
 // Tests that on 1F1B over 4 workers in nodes of 2, only the hop between
-// workers 1 and 2 pays the inter-node time: against the same step with
+// workers 1 and 2 pays the inter-node time (each microbatch's activation
+// into worker 2 and gradient into worker 1 cross): against the same step with
 // every hop at 5 (a node per worker: the same as one node whose link
 // takes 5) and every hop at 1 (one node). The stats print no step names:
 // the latencies are checked in the order of the steps.
 // CHECK: latency: 73 ticks
+// CHECK: between nodes: 16 messages received, 0 bytes (per worker: [0, 8, 8, 0])
 sched.step @pairs stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
     nodes <size = 2, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
 }
@@ -44,6 +49,7 @@ sched.step @pairs stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
 // -----
 
 // CHECK: latency: 113 ticks
+// CHECK: between nodes: 48 messages received, 0 bytes (per worker: [8, 16, 16, 8])
 sched.step @apart stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
     nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
 }
@@ -51,6 +57,7 @@ sched.step @apart stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
 // -----
 
 // CHECK: latency: 49 ticks
+// CHECK-NOT: between nodes
 sched.step @together stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
     cost <fwd = 1, bwd = 2, transfer = 1> {
 }

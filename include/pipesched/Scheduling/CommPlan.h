@@ -160,8 +160,12 @@ struct Traffic {
   /// Tied reductions with at least two members that the worker takes part
   /// in, and their bytes (the cost's `weights` each).
   std::vector<int64_t> tiedReductions, tiedBytes;
+  /// Messages received from another node, and their bytes.
+  std::vector<int64_t> interNodeReceived, interNodeBytes;
 };
-Traffic accountTraffic(const CommProblem &problem, const CommPlan &plan);
+/// `nodeOf`: the node of each worker (empty: one node).
+Traffic accountTraffic(const CommProblem &problem, const CommPlan &plan,
+                       const std::vector<int64_t> &nodeOf = {});
 
 } // namespace pipesched::scheduling
 
