@@ -13,6 +13,14 @@ double ReplayCosts::message(int64_t bytes) const {
   return perByte < 0 ? transfer : latency + double(bytes) * perByte;
 }
 
+double ReplayCosts::messageBetween(int64_t bytes, int32_t sender,
+                                   int32_t receiver) const {
+  if (nodeOf.empty() || nodeOf[size_t(sender)] == nodeOf[size_t(receiver)])
+    return message(bytes);
+  return interPerByte < 0 ? interTransfer
+                          : interLatency + double(bytes) * interPerByte;
+}
+
 double ReplayCosts::collective(int64_t bytes, size_t members,
                                bool allReduce) const {
   if (members < 2)
@@ -29,7 +37,8 @@ double ReplayCosts::collective(int64_t bytes, size_t members,
 std::string ReplayCosts::check() const {
   auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
   if (bad(latency) || bad(transfer) || bad(reduce) || reduceBytes < 0 ||
-      !std::isfinite(perByte))
+      !std::isfinite(perByte) || bad(interLatency) || bad(interTransfer) ||
+      !std::isfinite(interPerByte))
     return "a transfer cost is negative or not finite";
   for (double v : optimizer)
     if (bad(v))
@@ -179,8 +188,11 @@ private:
       uint32_t m = program[i].index;
       if (sendPost[m] == kUnposted || recvPost[m] == kUnposted)
         return false;
+      const Message &message = plan.messages[m];
       done = std::max(done, std::max(sendPost[m], recvPost[m]) +
-                                costs.message(plan.messages[m].bytes));
+                                costs.messageBetween(message.bytes,
+                                                     message.sender,
+                                                     message.receiver));
     }
     now[w] = done;
     posted[w] = false;

@@ -147,10 +147,31 @@ static sch::ReplayCosts replayCostsOf(const StepCommProblem &input,
   return costs;
 }
 
+/// The link between the step's nodes, each figure the cost's unless the
+/// nodes give their own.
+static void setInterNodeLink(StepOp step, CostAttr cost,
+                             sch::ReplayCosts &costs) {
+  NodesAttr nodes = step.getNodesAttr();
+  if (!nodes)
+    return;
+  for (int64_t n : nodes.nodeOfWorkers(step.getWorkers()))
+    costs.nodeOf.push_back(n);
+  costs.interTransfer = double(nodes.getInterNodeTransfer(cost.getTransfer()));
+  int64_t latency = nodes.getLatency() >= 0 ? nodes.getLatency()
+                                            : cost.getLatency();
+  int64_t bandwidth = nodes.getBandwidth() > 0 ? nodes.getBandwidth()
+                                               : cost.getBandwidth();
+  if (bandwidth > 0 && cost.hasTimeUnit()) {
+    costs.interLatency = double(latency);
+    costs.interPerByte = 1e9 / double(bandwidth) / double(cost.getTickNs());
+  }
+}
+
 FailureOr<int64_t> pipesched::replayRankPrograms(StepOp step,
                                                  const StepCommProblem &input,
                                                  const sch::CommPlan &plan) {
   sch::ReplayCosts costs = replayCostsOf(input, step.getCostOrDefault());
+  setInterNodeLink(step, step.getCostOrDefault(), costs);
   sch::ReplayResult replay = sch::replayPrograms(input.problem, plan, costs);
   if (std::string error = replay.verify(input.problem, plan, costs);
       !error.empty())

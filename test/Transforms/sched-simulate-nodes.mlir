@@ -19,6 +19,7 @@ sched.step @one_node stages = 2, microbatches = 1, workers = 2 strategy #sched.g
 
 // CHECK: latency: 16 ticks
 // CHECK: between nodes: 2 messages received, 8192 bytes (per worker: [1, 1])
+// CHECK: replayed: 16 ticks
 // OVERRIDE: latency: 16 ticks
 sched.step @two_nodes stages = 2, microbatches = 1, workers = 2 strategy #sched.gpipe
     nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1, act = 4096> {
@@ -50,6 +51,7 @@ sched.step @pairs stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
 
 // CHECK: latency: 113 ticks
 // CHECK: between nodes: 48 messages received, 0 bytes (per worker: [8, 16, 16, 8])
+// CHECK: replayed: 243 ticks
 sched.step @apart stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
     nodes <size = 1, transfer = 5> cost <fwd = 1, bwd = 2, transfer = 1> {
 }
@@ -60,4 +62,30 @@ sched.step @apart stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
 // CHECK-NOT: between nodes
 sched.step @together stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
     cost <fwd = 1, bwd = 2, transfer = 1> {
+}
+
+// -----
+
+// Tests that the replay of the rank programs times a message between nodes
+// by the nodes' latency and bandwidth: a node per worker, 2 us and 1 GB/s
+// between them, is the same step as one node whose link is that slow
+// (1 ms per 1 MB activation), not the cost's 1 us and 10 GB/s.
+// CHECK: predicted step time: 20.073 ms
+sched.step @slow_between stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+    nodes <size = 1, latency = 2000, bandwidth = 1000000000>
+    cost <fwd = 1000, bwd = 2000, act = 1000000, latency = 1000, bandwidth = 10000000000, unit = ns> {
+}
+
+// -----
+
+// CHECK: predicted step time: 20.073 ms
+sched.step @slow_link stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+    cost <fwd = 1000, bwd = 2000, act = 1000000, latency = 2000, bandwidth = 1000000000, unit = ns> {
+}
+
+// -----
+
+// CHECK: predicted step time: 2.053 ms
+sched.step @fast_link stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
+    cost <fwd = 1000, bwd = 2000, act = 1000000, latency = 1000, bandwidth = 10000000000, unit = ns> {
 }

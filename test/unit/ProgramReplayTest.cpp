@@ -59,6 +59,31 @@ TEST(ProgramReplay, AbstractTransferAndReceiverFirst) {
   EXPECT_EQ(r.makespan, 16);   // J1 5..15, J2 15..16
 }
 
+TEST(ProgramReplay, MessagesBetweenNodesTakeTheirLink) {
+  TwoWorkers t;
+  ReplayCosts costs;
+  costs.latency = 1;
+  costs.perByte = 0.01; // inside a node: 2 ticks for 100 bytes
+  costs.interLatency = 3;
+  costs.interPerByte = 0.05; // between nodes: 3 + 5 = 8 ticks
+  costs.nodeOf = {0, 0};
+  EXPECT_EQ(costs.messageBetween(100, 0, 1), 2);
+  EXPECT_EQ(replayPrograms(t.problem, t.plan, costs).makespan, 13);
+  costs.nodeOf = {0, 1};
+  EXPECT_EQ(costs.messageBetween(100, 0, 1), 8);
+  ReplayResult r = replayPrograms(t.problem, t.plan, costs);
+  ASSERT_EQ(r.verify(t.problem, t.plan, costs), "");
+  EXPECT_EQ(r.jobStart[2], 18); // the receive posted at 10, then 8 ticks
+  EXPECT_EQ(r.makespan, 19);
+  // Without a link model, each class takes its transfer.
+  costs.perByte = costs.interPerByte = -1;
+  costs.transfer = 1;
+  costs.interTransfer = 4;
+  EXPECT_EQ(costs.messageBetween(100, 0, 1), 4);
+  costs.interLatency = -1;
+  EXPECT_NE(costs.check(), "");
+}
+
 TEST(ProgramReplay, CollectivesAndOptimizer) {
   TwoWorkers t;
   // After their jobs, both reduce stage 0's 1000 bytes, then step.

@@ -54,7 +54,15 @@ struct ReplayCosts {
   double reduce = 0;
   int64_t reduceBytes = 0;
 
+  /// The node of each worker (empty: one node), and the link between
+  /// nodes, modelled as the one above.
+  std::vector<int64_t> nodeOf;
+  double interLatency = 0, interPerByte = -1, interTransfer = 0;
+
   double message(int64_t bytes) const;
+  /// A message from `sender` to `receiver`: over the link between nodes
+  /// when they are on different nodes.
+  double messageBetween(int64_t bytes, int32_t sender, int32_t receiver) const;
   /// The measured all-reduce scaled by size when there is one; else a ring
   /// all-reduce over n members (2(n-1) steps of bytes/n each) or a reduce
   /// onto one root (n-1 steps); `transfer` without a link model.
