@@ -34,6 +34,38 @@ double ReplayCosts::collective(int64_t bytes, size_t members,
   return steps * (latency + double(bytes) / n * perByte);
 }
 
+double ReplayCosts::collectiveOver(int64_t bytes,
+                                   const std::vector<int32_t> &members,
+                                   bool allReduce) const {
+  if (nodeOf.empty() || reduceBytes > 0 || members.size() < 2)
+    return collective(bytes, members.size(), allReduce);
+  // The members' nodes, sorted: how many nodes, and the most on one.
+  std::vector<int64_t> nodes;
+  for (int32_t m : members)
+    nodes.push_back(nodeOf[size_t(m)]);
+  std::sort(nodes.begin(), nodes.end());
+  size_t spanned = 0, most = 0;
+  for (size_t i = 0, j = 0; i < nodes.size(); i = j, ++spanned) {
+    while (j < nodes.size() && nodes[j] == nodes[i])
+      ++j;
+    most = std::max(most, j - i);
+  }
+  if (spanned < 2)
+    return collective(bytes, members.size(), allReduce);
+  if (perByte < 0 || interPerByte < 0)
+    return interTransfer;
+  auto ring = [&](double n, double steps, double lat, double pb) {
+    return steps * (lat + double(bytes) / n * pb);
+  };
+  double n = double(members.size()), k = double(spanned), m = double(most);
+  double flat = ring(n, allReduce ? 2 * (n - 1) : n - 1, interLatency,
+                     interPerByte);
+  double inside = ring(m, m - 1, latency, perByte);
+  double between = ring(k, allReduce ? 2 * (k - 1) : k - 1, interLatency,
+                        interPerByte);
+  return std::min(flat, inside + between + (allReduce ? inside : 0));
+}
+
 std::string ReplayCosts::check() const {
   auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
   if (bad(latency) || bad(transfer) || bad(reduce) || reduceBytes < 0 ||
@@ -150,11 +182,11 @@ private:
       if (++arrived[slot] == members.size()) {
         reduced[slot] =
             lastArrival[slot] +
-            (isTied ? costs.collective(plan.tied[op.index].bytes, members.size(),
-                                       true)
-                    : costs.collective(plan.reductions[op.index].bytes,
-                                       members.size(),
-                                       plan.reductions[op.index].isAllReduce()));
+            (isTied ? costs.collectiveOver(plan.tied[op.index].bytes, members,
+                                           true)
+                    : costs.collectiveOver(
+                          plan.reductions[op.index].bytes, members,
+                          plan.reductions[op.index].isAllReduce()));
         for (int32_t m : members)
           if (size_t(m) != w)
             wake(size_t(m));

@@ -89,3 +89,26 @@ sched.step @slow_link stages = 4, microbatches = 8, workers = 4 strategy #sched.
 sched.step @fast_link stages = 4, microbatches = 8, workers = 4 strategy #sched.1f1b
     cost <fwd = 1000, bwd = 2000, act = 1000000, latency = 1000, bandwidth = 10000000000, unit = ns> {
 }
+
+// -----
+
+// Tests that a gradient all-reduce across nodes takes NCCL's hierarchical
+// form when it is faster than a flat ring. DDP, S = 2 on 4 workers: each
+// worker runs one microbatch (6 us), then each stage's 8 MB gradient is
+// all-reduced. One node (1 us + 0.1 ns/B): a ring of 4, 6 steps of
+// (1000 + 2 MB * 0.1) = 1.206 ms per stage, 2.418 ms in all. Nodes of 2,
+// 10 us + 1 ns/B between them: the flat ring 6 * (10000 + 2 MB * 1) =
+// 12.06 ms; the hierarchy 401 us inside, 2 * (10000 + 4 MB * 1) = 8.02 ms
+// between, 401 us inside: 8.822 ms per stage, 17.650 ms in all.
+// CHECK: predicted step time: 2.418 ms
+sched.step @ddp_one_node stages = 2, microbatches = 4, workers = 4 strategy #sched.ddp
+    cost <fwd = 1000, bwd = 2000, act = 1000, weights = 8000000, latency = 1000, bandwidth = 10000000000, unit = ns> {
+}
+
+// -----
+
+// CHECK: predicted step time: 17.650 ms
+sched.step @ddp_two_nodes stages = 2, microbatches = 4, workers = 4 strategy #sched.ddp
+    nodes <size = 2, latency = 10000, bandwidth = 1000000000>
+    cost <fwd = 1000, bwd = 2000, act = 1000, weights = 8000000, latency = 1000, bandwidth = 10000000000, unit = ns> {
+}

@@ -84,6 +84,32 @@ TEST(ProgramReplay, MessagesBetweenNodesTakeTheirLink) {
   EXPECT_NE(costs.check(), "");
 }
 
+TEST(ProgramReplay, CollectivesAcrossNodes) {
+  ReplayCosts costs;
+  costs.latency = 1;
+  costs.perByte = 0.001; // inside a node
+  costs.interLatency = 10;
+  costs.interPerByte = 0.01; // between nodes, 10 times slower
+  // 8 members, 4 per node on 2 nodes, 8000 bytes.
+  costs.nodeOf = {0, 0, 0, 0, 1, 1, 1, 1};
+  std::vector<int32_t> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  // Flat ring: 14 steps of (10 + 1000 * 0.01) = 280. Hierarchical: a
+  // reduce in each node, 3 steps of (1 + 2000 * 0.001) = 9, a ring over
+  // the 2 nodes, 2 steps of (10 + 4000 * 0.01) = 100, a broadcast, 9: 118.
+  EXPECT_DOUBLE_EQ(costs.collectiveOver(8000, all, true), 118);
+  // A reduce onto one root: no broadcast; flat 7 * 20 = 140, hierarchical
+  // 9 + 1 * 50 = 59.
+  EXPECT_DOUBLE_EQ(costs.collectiveOver(8000, all, false), 59);
+  // Members on one node: the ring over the cost's link, 2 * 3 steps of
+  // (1 + 2000 * 0.001).
+  EXPECT_DOUBLE_EQ(costs.collectiveOver(8000, {0, 1, 2, 3}, true), 18);
+  EXPECT_DOUBLE_EQ(costs.collectiveOver(8000, {0, 1, 2, 3}, true),
+                   costs.collective(8000, 4, true));
+  // One member on each of two nodes: the flat ring and the hierarchy agree,
+  // 2 steps of (10 + 4000 * 0.01).
+  EXPECT_DOUBLE_EQ(costs.collectiveOver(8000, {3, 4}, true), 100);
+}
+
 TEST(ProgramReplay, CollectivesAndOptimizer) {
   TwoWorkers t;
   // After their jobs, both reduce stage 0's 1000 bytes, then step.

@@ -67,6 +67,13 @@ struct ReplayCosts {
   /// all-reduce over n members (2(n-1) steps of bytes/n each) or a reduce
   /// onto one root (n-1 steps); `transfer` without a link model.
   double collective(int64_t bytes, size_t members, bool allReduce) const;
+  /// A collective of `members`: collective() inside one node; across nodes
+  /// (a link model, no measured all-reduce) the faster of a flat ring,
+  /// whose every step waits for the link between nodes, and NCCL's
+  /// hierarchical form: a reduce inside each node, a ring over the nodes,
+  /// a broadcast inside each node (docs/calibration.md).
+  double collectiveOver(int64_t bytes, const std::vector<int32_t> &members,
+                        bool allReduce) const;
   /// Every figure finite and non-negative (perByte may be < 0: none).
   std::string check() const;
   /// Job i's duration: durations[i], or its simulated one.
