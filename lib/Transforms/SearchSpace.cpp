@@ -158,6 +158,46 @@ static std::vector<MemoryCapAttr> capsFor(StepOp spec,
   return caps;
 }
 
+/// The mappings of the spec's workers to as many nodes, equal in size,
+/// other than its own: contiguous ranks and strided ranks, each with the
+/// spec's link between nodes.
+static std::vector<NodesAttr> otherNodeMappings(StepOp spec) {
+  NodesAttr own = spec.getNodesAttr();
+  if (!own)
+    return {};
+  int64_t W = spec.getWorkers();
+  SmallVector<int64_t> nodeOf = own.nodeOfWorkers(W);
+  llvm::SmallDenseSet<int64_t> distinct(nodeOf.begin(), nodeOf.end());
+  int64_t k = int64_t(distinct.size());
+  if (k < 2 || W % k != 0)
+    return {};
+  MLIRContext *ctx = spec.getContext();
+  SmallVector<int64_t> strided;
+  for (int64_t w = 0; w < W; ++w)
+    strided.push_back(w % k);
+  std::vector<NodesAttr> mappings;
+  for (NodesAttr m :
+       {NodesAttr::get(ctx, W / k, {}, own.getTransfer(), own.getLatency(),
+                       own.getBandwidth()),
+        NodesAttr::get(ctx, 0, strided, own.getTransfer(), own.getLatency(),
+                       own.getBandwidth())})
+    if (m.nodeOfWorkers(W) != nodeOf)
+      mappings.push_back(m);
+  return mappings;
+}
+
+/// Every candidate again on each other mapping of the workers to nodes.
+static void addNodeMappings(StepOp spec,
+                            std::vector<SearchCandidate> &candidates) {
+  size_t n = candidates.size();
+  for (NodesAttr mapping : otherNodeMappings(spec))
+    for (size_t i = 0; i < n; ++i) {
+      SearchCandidate c = candidates[i];
+      c.nodes = mapping;
+      candidates.push_back(c);
+    }
+}
+
 std::vector<SearchCandidate>
 pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
   MLIRContext *ctx = spec.getContext();
@@ -201,6 +241,7 @@ pipesched::enumerateCandidates(StepOp spec, const sim::SearchProblem &problem) {
       for (MemoryCapAttr cap : caps)
         keep({base.strategy, base.compute, priority, cap});
   }
+  addNodeMappings(spec, candidates);
   return candidates;
 }
 
@@ -211,6 +252,8 @@ void pipesched::applyCandidate(StepOp step, const SearchCandidate &candidate) {
   step.setWeightsMapAttr({});
   step.setPriorityAttr(candidate.priority);
   step.setMemoryCapAttr(candidate.cap);
+  if (candidate.nodes)
+    step.setNodesAttr(candidate.nodes);
 }
 
 std::vector<int32_t> pipesched::candidateWorkers(StepOp spec,
@@ -431,5 +474,11 @@ void pipesched::printCandidate(llvm::raw_ostream &os,
       os << ']';
     }
     os << '>';
+  }
+  if (c.nodes) {
+    // As the step writes it: `nodes <...>`.
+    std::string text;
+    llvm::raw_string_ostream(text) << Attribute(c.nodes);
+    os << " nodes " << StringRef(text).drop_until([](char ch) { return ch == '<'; });
   }
 }

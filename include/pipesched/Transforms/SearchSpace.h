@@ -25,6 +25,7 @@ struct SearchCandidate {
   mlir::AffineMap compute;               ///< w_compute = w_weights, or null
   mlir::Attribute priority;              ///< null: the strategy's own
   sched::MemoryCapAttr cap;              ///< null: the strategy's own
+  sched::NodesAttr nodes;                ///< null: the spec's own
 
   /// What places the jobs: the strategy or the map (equal schedules of one
   /// such family rank once).
@@ -40,7 +41,9 @@ scheduling::SearchProblem buildSearchProblem(sched::StepOp spec);
 /// placement (the strategies', and the skewed map (s + b) mod W that no
 /// framework ships) under every affine priority, without a cap and with a cap at
 /// the problem's memory limit (in bytes: per worker, what its weights
-/// leave for activations).
+/// leave for activations). A spec with nodes also gets every candidate on
+/// the other mappings of its workers to as many nodes: contiguous ranks
+/// (each pipeline's neighbours and each LPP ring together) and strided.
 std::vector<SearchCandidate>
 enumerateCandidates(sched::StepOp spec, const scheduling::SearchProblem &problem);
 
