@@ -42,6 +42,8 @@ private:
   ExplicitSchedule bestSchedule;
   // State, undone on backtrack.
   std::vector<int64_t> start, end, workerOf;
+  /// The order jobs were started in (ties of start time).
+  std::vector<int64_t> order;
   std::vector<int64_t> workerFree;
   std::vector<uint8_t> touched;
   size_t started = 0;
@@ -64,6 +66,7 @@ private:
     start.assign(n, kNever);
     end.assign(n, kNever);
     workerOf.assign(n, -1);
+    order.assign(n, 0);
     workerFree.assign(size_t(workers), 0);
     touched.assign(size_t(workers), 0);
   }
@@ -179,6 +182,7 @@ private:
         best = makespan;
         bestSchedule.worker.assign(workerOf.begin(), workerOf.end());
         bestSchedule.start = start;
+        bestSchedule.sequence = order;
         bestSchedule.makespan = makespan;
       }
       return;
@@ -231,8 +235,9 @@ private:
         workerOf[j] = w;
         workerFree[size_t(w)] = end[j];
         touched[size_t(w)] = 1;
-        ++started;
-        dfs(t, w);
+        order[j] = int64_t(started++);
+        // A job of no duration may ready work for a worker already passed.
+        dfs(t, jobs[j].duration == 0 ? 0 : w);
         --started;
         start[j] = end[j] = kNever;
         workerOf[j] = -1;
@@ -250,5 +255,7 @@ ExactResult pipesched::scheduling::solveExactly(const SearchProblem &problem,
                                                 int64_t transferTime,
                                                 int64_t upperBound,
                                                 int64_t nodeLimit) {
+  if (!fitsInTime(problem, transferTime))
+    return {upperBound, false, 0, {}};
   return ExactSearch(problem, transferTime, upperBound, nodeLimit).run();
 }

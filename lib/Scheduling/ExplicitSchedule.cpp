@@ -54,6 +54,16 @@ ProblemJobs pipesched::scheduling::buildProblemJobs(const SearchProblem &p) {
   return out;
 }
 
+bool pipesched::scheduling::fitsInTime(const SearchProblem &p,
+                                       int64_t transferTime) {
+  __int128 total = __int128(p.numJobs()) * std::max<int64_t>(0, transferTime);
+  for (int64_t s = 0; s < p.stages; ++s)
+    total += __int128(p.microbatches) *
+             (__int128(p.forward[size_t(s)]) + p.backward[size_t(s)] +
+              p.duration(s, Direction::BackwardWeight));
+  return total <= (__int128(1) << 61);
+}
+
 /// The most activations worker `w` holds at once: +1 at a forward's start,
 /// -1 at its releasing job's end, releases first at equal times.
 static int64_t peakLive(const ProblemJobs &graph, const ExplicitSchedule &s,
@@ -93,7 +103,8 @@ std::string pipesched::scheduling::verifyExplicitSchedule(
     const ExplicitSchedule &s) {
   ProblemJobs graph = buildProblemJobs(problem);
   size_t n = graph.jobs.size();
-  if (s.worker.size() != n || s.start.size() != n)
+  if (s.worker.size() != n || s.start.size() != n ||
+      (!s.sequence.empty() && s.sequence.size() != n))
     return "the schedule places " + std::to_string(s.worker.size()) +
            " jobs, the problem has " + std::to_string(n);
   int64_t makespan = 0;
@@ -132,11 +143,15 @@ pipesched::scheduling::workerOrders(const ExplicitSchedule &s,
   std::vector<std::vector<uint32_t>> orders(static_cast<size_t>(workers));
   for (size_t j = 0; j < s.worker.size(); ++j)
     orders[size_t(s.worker[j])].push_back(uint32_t(j));
-  // By start, a job of no duration before one that starts with it.
-  auto end = [&](uint32_t j) { return s.start[j] + graph.jobs[j].duration; };
+  // By start; at one instant, as they were started (else a job of no
+  // duration before one that starts with it).
+  auto key = [&](uint32_t j) {
+    int64_t tie = s.sequence.empty() ? s.start[j] + graph.jobs[j].duration
+                                     : s.sequence[j];
+    return std::pair(s.start[j], tie);
+  };
   for (auto &list : orders)
-    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-      return std::pair(s.start[a], end(a)) < std::pair(s.start[b], end(b));
-    });
+    std::stable_sort(list.begin(), list.end(),
+                     [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
   return orders;
 }

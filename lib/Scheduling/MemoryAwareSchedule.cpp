@@ -40,7 +40,8 @@ private:
   const std::vector<int64_t> &rank;
   const std::vector<uint8_t> &flip;
   int64_t limit;
-  std::vector<int64_t> start, end, workerFree, live;
+  std::vector<int64_t> start, end, workerFree, live, sequence;
+  int64_t nextSequence = 0;
   std::vector<int32_t> worker, predsLeft;
   std::vector<std::vector<uint32_t>> succs;
   std::vector<uint8_t> ranStage;
@@ -50,7 +51,9 @@ private:
   std::set<int64_t> inFlight;
   /// Free activation slots of all workers.
   int64_t freeSlots = 0;
-  std::set<std::pair<int64_t, uint32_t>> ready; ///< (rank, job)
+  /// Ready jobs, (rank, job): the first forwards of microbatches not yet
+  /// started (`fresh`), and the others.
+  std::set<std::pair<int64_t, uint32_t>> ready, fresh;
   using TimedJob = std::pair<int64_t, uint32_t>;
   std::priority_queue<TimedJob, std::vector<TimedJob>, std::greater<>> running;
   std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> wakeups;
@@ -65,6 +68,10 @@ private:
   int32_t chooseWorker(uint32_t j, int64_t t) const;
   void startJob(uint32_t j, int32_t w, int64_t t);
   void assignAt(int64_t t);
+  /// Starts job j at t on the worker it should take, if any may.
+  bool tryStart(uint32_t j, int64_t t);
+  /// Makes job j ready (its inputs are all made).
+  void makeReady(uint32_t j);
 };
 } // namespace
 
@@ -72,6 +79,8 @@ void ListScheduling::init() {
   size_t n = g.jobs.size(), W = size_t(p.workers);
   start.assign(n, kNever);
   end.assign(n, kNever);
+  sequence.assign(n, 0);
+  nextSequence = 0;
   worker.assign(n, -1);
   predsLeft.assign(n, 0);
   succs.assign(n, {});
@@ -80,14 +89,26 @@ void ListScheduling::init() {
   forwardsLeft.assign(size_t(p.microbatches), p.stages);
   held.assign(size_t(p.microbatches), 0);
   ranStage.assign(size_t(p.stages) * W, 0);
-  freeSlots = limit == kNever ? kNever : limit * p.workers;
+  // More slots than activations in the step never matter (and would
+  // overflow with huge limits).
+  __int128 all = __int128(p.stages) * p.microbatches;
+  freeSlots = limit == kNever
+                  ? kNever
+                  : int64_t(std::min(__int128(limit) * p.workers, all));
   for (size_t j = 0; j < n; ++j) {
     predsLeft[j] = int32_t(g.jobs[j].preds.size());
     for (uint32_t q : g.jobs[j].preds)
       succs[q].push_back(uint32_t(j));
     if (predsLeft[j] == 0)
-      ready.insert({rank[j], uint32_t(j)});
+      makeReady(uint32_t(j));
   }
+}
+
+void ListScheduling::makeReady(uint32_t j) {
+  const ProblemJob &job = g.jobs[j];
+  bool first = job.forward() && job.preds.empty() &&
+               forwardsLeft[size_t(job.microbatch)] == p.stages;
+  (first ? fresh : ready).insert({rank[j], j});
 }
 
 /// Finishes every job that ends by t: frees its activation, readies its
@@ -105,7 +126,7 @@ void ListScheduling::finishUpTo(int64_t t) {
     }
     for (uint32_t next : succs[j])
       if (--predsLeft[next] == 0)
-        ready.insert({rank[next], next});
+        makeReady(next);
   }
 }
 
@@ -167,6 +188,7 @@ void ListScheduling::startJob(uint32_t j, int32_t w, int64_t t) {
   start[j] = t;
   end[j] = t + job.duration;
   worker[j] = w;
+  sequence[j] = nextSequence++;
   workerFree[size_t(w)] = end[j];
   ranStage[size_t(job.stage * p.workers + w)] = 1;
   running.push({end[j], j});
@@ -182,23 +204,41 @@ void ListScheduling::startJob(uint32_t j, int32_t w, int64_t t) {
   ++live[size_t(w)];
 }
 
-/// Starts, in rank order, every ready job that a worker can take at t.
+bool ListScheduling::tryStart(uint32_t j, int64_t t) {
+  int32_t w = chooseWorker(j, t);
+  if (w < 0 || (g.jobs[j].forward() && limit != kNever &&
+                !staysSafe(g.jobs[j].microbatch)))
+    return false;
+  startJob(j, w, t);
+  return true;
+}
+
+/// Starts, in rank order, every ready job that a worker can take at t. The
+/// first forwards of microbatches not started are alike to the rules (no
+/// inputs, the same look-ahead): once the best of them cannot start, none
+/// can, and the rest are not tried.
 void ListScheduling::assignAt(int64_t t) {
   int64_t idle = std::count_if(workerFree.begin(), workerFree.end(),
                                [&](int64_t free) { return free <= t; });
-  for (auto it = ready.begin(); it != ready.end() && idle > 0;) {
-    uint32_t j = it->second;
-    const ProblemJob &job = g.jobs[j];
-    int32_t w = chooseWorker(j, t);
-    if (w < 0 ||
-        (job.forward() && limit != kNever && !staysSafe(job.microbatch))) {
-      ++it;
+  bool freshBlocked = false;
+  auto it = ready.begin();
+  while (idle > 0) {
+    bool takeFresh = !freshBlocked && !fresh.empty() &&
+                     (it == ready.end() || *fresh.begin() < *it);
+    if (!takeFresh && it == ready.end())
+      break;
+    uint32_t j = takeFresh ? fresh.begin()->second : it->second;
+    if (!tryStart(j, t)) {
+      freshBlocked |= takeFresh;
+      it = takeFresh ? it : std::next(it);
       continue;
     }
-    startJob(j, w, t);
-    it = ready.erase(it);
+    if (takeFresh)
+      fresh.erase(fresh.begin());
+    else
+      it = ready.erase(it);
     // A job of no duration leaves its worker free.
-    idle -= workerFree[size_t(w)] > t;
+    idle -= workerFree[size_t(worker[j])] > t;
   }
 }
 
@@ -211,9 +251,9 @@ ExplicitSchedule ListScheduling::run() {
     for (size_t done = SIZE_MAX; done != started;) {
       done = started;
       finishUpTo(t);
-      size_t before = ready.size();
+      size_t before = ready.size() + fresh.size();
       assignAt(t);
-      started += before - ready.size();
+      started += before - ready.size() - fresh.size();
     }
     if (started == n)
       break;
@@ -226,6 +266,7 @@ ExplicitSchedule ListScheduling::run() {
   ExplicitSchedule out;
   out.worker = worker;
   out.start = start;
+  out.sequence = sequence;
   for (size_t j = 0; j < n; ++j)
     out.makespan = std::max(out.makespan, end[j]);
   return out;
@@ -235,6 +276,8 @@ ExplicitSchedule pipesched::scheduling::listScheduleUnderMemory(
     const SearchProblem &problem, int64_t transferTime,
     const std::vector<int64_t> &rank) {
   ProblemJobs graph = buildProblemJobs(problem);
+  if (rank.size() != graph.jobs.size() || !fitsInTime(problem, transferTime))
+    return {};
   ListChoices choices{rank, std::vector<uint8_t>(graph.jobs.size(), 0)};
   return ListScheduling(problem, graph, transferTime, choices).run();
 }
@@ -270,8 +313,8 @@ static std::vector<int64_t> swappedRanks(const ExplicitSchedule &schedule,
   std::vector<uint32_t> order(schedule.start.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::tuple(schedule.start[a], schedule.worker[a], a) <
-           std::tuple(schedule.start[b], schedule.worker[b], b);
+    return std::pair(schedule.start[a], schedule.sequence[a]) <
+           std::pair(schedule.start[b], schedule.sequence[b]);
   });
   if (k > 0 && i + k < order.size())
     std::swap(order[i], order[i + k]);
@@ -327,6 +370,8 @@ ExplicitSchedule
 pipesched::scheduling::searchUnderMemory(const SearchProblem &problem,
                                          int64_t transferTime,
                                          const LocalSearchOptions &options) {
+  if (!fitsInTime(problem, transferTime))
+    return {};
   ProblemJobs graph = buildProblemJobs(problem);
   LocalSearch search(problem, graph, transferTime, options.seed);
   int64_t perRule = std::max<int64_t>(1, options.iterations / 2);

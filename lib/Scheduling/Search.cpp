@@ -213,9 +213,9 @@ static std::pair<Wide, Wide> leastForwardAndRelease(const SearchProblem &p) {
 /// floor(t / f) + 1 forwards (f the least forward), and the activations
 /// live in the last tau ticks are freed by jobs ending in them, at most
 /// ceil(tau / r) per worker (r the least freeing job). The two ramps waste
-/// (f + r) * W * M(M - 1)/2 of the room when they do not overlap
-/// (L >= (M - 1)(f + r)); otherwise the plain bound.
-static int64_t memoryTimeBound(const SearchProblem &p) {
+/// (f + r) * W * M(M - 1)/2 of the room when they do not overlap, which
+/// holds once `known` (a bound already proven) is at least (M - 1)(f + r).
+static int64_t memoryTimeBound(const SearchProblem &p, int64_t known) {
   Wide lives = 0;
   for (int64_t life : activationLifetimes(p))
     lives += life;
@@ -227,10 +227,11 @@ static int64_t memoryTimeBound(const SearchProblem &p) {
   auto [f, r] = leastForwardAndRelease(p);
   if ((long double)(f + r) * p.workers * (long double)M * M > 1e36L)
     return plain; // past any step a worker's memory holds
+  if (std::max<Wide>(known, plain) < (M - 1) * (f + r))
+    return plain; // a shorter step would make the ramps overlap
   Wide ramps = (f + r) * p.workers * (M * (M - 1) / 2);
   Wide withRamps = (lives + ramps + room - 1) / room;
-  if (withRamps < (M - 1) * (f + r) ||
-      withRamps > std::numeric_limits<int64_t>::max())
+  if (withRamps > std::numeric_limits<int64_t>::max())
     return plain;
   return std::max(plain, int64_t(withRamps));
 }
@@ -247,7 +248,8 @@ LowerBound computeLowerBound(const SearchProblem &p) {
   bound.criticalPath = scaledCeil(path, 1, p.overlapRatio);
   bound.work = scaledCeil(sweep * p.microbatches, p.workers, p.overlapRatio);
   if (p.memoryLimit > 0)
-    bound.memoryTime = memoryTimeBound(p);
+    bound.memoryTime =
+        memoryTimeBound(p, std::max(bound.criticalPath, bound.work));
   return bound;
 }
 

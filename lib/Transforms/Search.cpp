@@ -45,7 +45,8 @@ static constexpr int64_t kExactMaxJobs = 40;
 /// Runners-up ranked at most (the ranking is kept sorted by insertion).
 static constexpr int64_t kMaxTop = 1000;
 /// Jobs the memory-aware list scheduler's local search schedules at most
-/// (about 4 us each): big steps try fewer than `list-search` schedules.
+/// (about a microsecond each): big steps try fewer than `list-search`
+/// schedules.
 static constexpr int64_t kListSearchJobs = int64_t(1) << 21;
 /// Prefetch depths a search replays at most.
 static constexpr size_t kMaxReplayDepths = 4;

@@ -16,7 +16,7 @@ module @bytes {
 }
 // BYTES:      sched-search: stages = 4, microbatches = 8, workers = 4, memory limit 8000 bytes per worker
 // BYTES-NEXT:   candidates 52: 52 simulated (15 stuck, 30 over the limit, 3 equal to a ranked one), 0 skipped by their bounds
-// BYTES-NEXT:   lower bound 24: work / W (critical path 9, work / W 24, memory-time 6)
+// BYTES-NEXT:   lower bound 24: work / W (critical path 9, work / W 24, memory-time 13)
 // BYTES-NEXT:   best 27, gap 12.5%; best named strategy #sched.zb_h1 at 27
 // BYTES-NEXT:   rank  latency     gap  peak       bytes  schedule
 // BYTES-NEXT:      1       27   12.5%     4        8000  strategy #sched.zb_h1

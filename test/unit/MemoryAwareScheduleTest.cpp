@@ -142,3 +142,43 @@ TEST(MemoryAwareSchedule, IsDeterministic) {
   EXPECT_EQ(a.worker, b.worker);
   EXPECT_EQ(a.start, b.start);
 }
+
+TEST(ExactSchedule, JobsOfNoDurationReadyWorkAtOnce) {
+  // Split chain S = 2, B = 1, W = 2, one activation each: F0 = 1, F1 = 0,
+  // B0 = 1, B1 = 0, W0 = 0, W1 = 1. Worker 1 may pass at 1, before F1 (no
+  // duration, on worker 0) readies B1 and W1 for it: the optimum is 2.
+  SearchProblem p = chain(2, 1, 2, 1, 1, 0);
+  p.forward = {1, 0};
+  p.backward = {1, 0};
+  p.weight = {0, 1};
+  p.memoryLimit = 1;
+  ExactResult r = solveExactly(p, 0, 100, 1 << 20);
+  ASSERT_TRUE(r.proven);
+  EXPECT_EQ(r.makespan, 2);
+  EXPECT_EQ(verifyExplicitSchedule(p, 0, r.schedule), "");
+}
+
+TEST(ExplicitSchedule, OrdersTiesAsTheJobsStarted) {
+  // S = 2, B = 1 on one worker, backwards of no duration: B1 (job 3) and B0
+  // (job 1) start and end at 3; B0 reads B1's gradient, so B1 comes first.
+  SearchProblem p = chain(2, 1, 1, 1, 0);
+  p.memoryLimit = 2;
+  ExplicitSchedule s = searchUnderMemory(p, 0, {});
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.start[1], s.start[3]);
+  std::vector<std::vector<uint32_t>> orders =
+      workerOrders(s, buildProblemJobs(p), 1);
+  EXPECT_EQ(orders[0], (std::vector<uint32_t>{0, 2, 3, 1}));
+}
+
+TEST(MemoryAwareSchedule, RefusesTimesPast64Bits) {
+  SearchProblem p = chain(3, 2, 2, int64_t(1) << 62, int64_t(1) << 62);
+  p.memoryLimit = 2;
+  EXPECT_FALSE(fitsInTime(p, 0));
+  EXPECT_TRUE(searchUnderMemory(p, 0, {}).empty());
+  ExactResult r = solveExactly(p, 0, 100, 1 << 20);
+  EXPECT_FALSE(r.proven);
+  EXPECT_TRUE(r.schedule.empty());
+  // A ranking of the wrong length is refused, not read past its end.
+  EXPECT_TRUE(listScheduleUnderMemory(chain(2, 2, 2, 1, 2), 0, {}).empty());
+}

@@ -50,6 +50,11 @@ TEST(SearchBounds, MemoryRampsWasteRoom) {
   p = chain(1, 1, 1, 1, 2);
   p.memoryLimit = 8;
   EXPECT_EQ(computeLowerBound(p).memoryTime, 1); // ceil(3 / 8)
+  // Ramps only count once the step cannot be shorter than they are: one
+  // job of each kind, F = 0, B = 1, three activations: the optimum is 1.
+  p = chain(1, 1, 1, 0, 1);
+  p.memoryLimit = 3;
+  EXPECT_EQ(computeLowerBound(p).memoryTime, 1);
   // Forwards of no duration fill at once; the backwards' ramp still wastes
   // 2 * 2 * 1: (4 * (8 + 6 + 4 + 2) + 4) / 4.
   p = chain(4, 4, 2, 0, 2);

@@ -39,7 +39,8 @@ struct ExactResult {
 
 /// The optimum of `problem` (its overlapRatio must be 1: pairs are not
 /// modelled), searched below `upperBound` (a known schedule's latency), in
-/// at most `nodeLimit` search nodes.
+/// at most `nodeLimit` search nodes; not searched (nor proven) when its
+/// times do not fit (fitsInTime).
 ExactResult solveExactly(const SearchProblem &problem, int64_t transferTime,
                          int64_t upperBound, int64_t nodeLimit);
 

@@ -42,10 +42,17 @@ struct ProblemJobs {
 };
 ProblemJobs buildProblemJobs(const SearchProblem &problem);
 
+/// Whether every schedule of `problem` ends well within 64-bit time: all
+/// durations and a `transferTime` per job sum to at most 2^61.
+bool fitsInTime(const SearchProblem &problem, int64_t transferTime);
+
 /// Where and when every job runs, by jobCoordIndex.
 struct ExplicitSchedule {
   std::vector<int32_t> worker;
   std::vector<int64_t> start;
+  /// The order the jobs were started in (empty: by index): what breaks a
+  /// tie of start times, where jobs of no duration start and end at once.
+  std::vector<int64_t> sequence;
   int64_t makespan = 0;
   bool empty() const { return worker.empty(); }
 };
@@ -57,8 +64,8 @@ std::string verifyExplicitSchedule(const SearchProblem &problem,
                                    int64_t transferTime,
                                    const ExplicitSchedule &schedule);
 
-/// Each worker's jobs in the order they start (a job of no duration before
-/// one that starts with it; then by index).
+/// Each worker's jobs in the order they start (ties: in `sequence`, else a
+/// job of no duration first, then by index).
 std::vector<std::vector<uint32_t>> workerOrders(const ExplicitSchedule &schedule,
                                                 const ProblemJobs &graph,
                                                 int64_t workers);

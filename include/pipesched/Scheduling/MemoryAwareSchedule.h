@@ -33,8 +33,10 @@ namespace pipesched::scheduling {
 /// The list schedule of `problem` (memoryLimit <= 0: none) with
 /// `transferTime` across workers, ranking ready jobs by `rank` (by
 /// jobCoordIndex, smaller first). Empty when the look-ahead admits no
-/// microbatch: on a chain, its S forwards need more activations than all
-/// workers hold, and no schedule exists.
+/// microbatch (on a chain, its S forwards need more activations than all
+/// workers hold, and no schedule exists; on a stage graph, whose branches
+/// may free before others start, one may exist), when `rank` does not rank
+/// every job, or when the times do not fit (fitsInTime).
 ExplicitSchedule listScheduleUnderMemory(const SearchProblem &problem,
                                          int64_t transferTime,
                                          const std::vector<int64_t> &rank);
