@@ -359,6 +359,8 @@ void SchedSearch::solveExactly(StepOp spec, const sim::SearchProblem &problem,
     report.exactSkipped = "overlapped pairs are not modelled";
   else if (problem.memoryLimitBytes >= 0)
     report.exactSkipped = "a limit in bytes (weights held) is not modelled";
+  else if (spec.getNodesAttr())
+    report.exactSkipped = "nodes (the link between them) are not modelled";
   else if (jobs > kExactMaxJobs)
     report.exactSkipped = llvm::formatv("{0} jobs, more than {1}", jobs,
                                         kExactMaxJobs);
