@@ -466,10 +466,10 @@ LogicalResult NodesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-SmallVector<int64_t> NodesAttr::nodeOfWorkers(int64_t workers) const {
+std::vector<int64_t> NodesAttr::nodeOfWorkers(int64_t workers) const {
   if (!getMap().empty())
-    return SmallVector<int64_t>(getMap());
-  SmallVector<int64_t> nodes;
+    return std::vector<int64_t>(getMap().begin(), getMap().end());
+  std::vector<int64_t> nodes;
   for (int64_t w = 0; w < workers; ++w)
     nodes.push_back(w / getSize());
   return nodes;

@@ -275,7 +275,7 @@ def Sched_NodesAttr : Sched_Attr<"Nodes", "nodes"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The node of each of `workers` workers.
-    ::llvm::SmallVector<int64_t> nodeOfWorkers(int64_t workers) const;
+    std::vector<int64_t> nodeOfWorkers(int64_t workers) const;
     /// The time to move one tensor between nodes: `transfer`, else
     /// `intraNode` (the cost's).
     int64_t getInterNodeTransfer(int64_t intraNode) const {

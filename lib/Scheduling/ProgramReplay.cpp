@@ -9,16 +9,22 @@
 
 using namespace pipesched::scheduling;
 
-double ReplayCosts::message(int64_t bytes) const {
+/// A message of `bytes` over a link: latency + bytes * perByte, or
+/// `transfer` without a link model (perByte < 0).
+static double overLink(double latency, double perByte, double transfer,
+                       int64_t bytes) {
   return perByte < 0 ? transfer : latency + double(bytes) * perByte;
+}
+
+double ReplayCosts::message(int64_t bytes) const {
+  return overLink(latency, perByte, transfer, bytes);
 }
 
 double ReplayCosts::messageBetween(int64_t bytes, int32_t sender,
                                    int32_t receiver) const {
   if (nodeOf.empty() || nodeOf[size_t(sender)] == nodeOf[size_t(receiver)])
     return message(bytes);
-  return interPerByte < 0 ? interTransfer
-                          : interLatency + double(bytes) * interPerByte;
+  return overLink(interLatency, interPerByte, interTransfer, bytes);
 }
 
 double ReplayCosts::collective(int64_t bytes, size_t members,

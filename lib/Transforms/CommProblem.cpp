@@ -154,8 +154,7 @@ static void setInterNodeLink(StepOp step, CostAttr cost,
   NodesAttr nodes = step.getNodesAttr();
   if (!nodes)
     return;
-  for (int64_t n : nodes.nodeOfWorkers(step.getWorkers()))
-    costs.nodeOf.push_back(n);
+  costs.nodeOf = nodes.nodeOfWorkers(step.getWorkers());
   costs.interTransfer = double(nodes.getInterNodeTransfer(cost.getTransfer()));
   int64_t latency = nodes.getLatency() >= 0 ? nodes.getLatency()
                                             : cost.getLatency();

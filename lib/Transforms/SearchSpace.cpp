@@ -166,7 +166,7 @@ static std::vector<NodesAttr> otherNodeMappings(StepOp spec) {
   if (!own)
     return {};
   int64_t W = spec.getWorkers();
-  SmallVector<int64_t> nodeOf = own.nodeOfWorkers(W);
+  std::vector<int64_t> nodeOf = own.nodeOfWorkers(W);
   llvm::SmallDenseSet<int64_t> distinct(nodeOf.begin(), nodeOf.end());
   int64_t k = int64_t(distinct.size());
   if (k < 2 || W % k != 0)

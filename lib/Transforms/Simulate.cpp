@@ -296,8 +296,7 @@ LogicalResult pipesched::buildSimulationInput(StepOp step,
                                   : step.getCostOrDefault().getTransfer();
   jobs.options.interNodeTransferTime = jobs.options.transferTime;
   if (NodesAttr nodes = step.getNodesAttr()) {
-    SmallVector<int64_t> nodeOf = nodes.nodeOfWorkers(W);
-    jobs.options.nodeOf.assign(nodeOf.begin(), nodeOf.end());
+    jobs.options.nodeOf = nodes.nodeOfWorkers(W);
     jobs.options.interNodeTransferTime =
         nodes.getInterNodeTransfer(jobs.options.transferTime);
   }

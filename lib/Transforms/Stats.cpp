@@ -131,8 +131,7 @@ static LogicalResult collectTraffic(StepOp step, const StepCommProblem &input,
   stats.nodes = step.getNodesAttr();
   std::vector<int64_t> nodeOf;
   if (stats.nodes)
-    for (int64_t n : stats.nodes.nodeOfWorkers(step.getWorkers()))
-      nodeOf.push_back(n);
+    nodeOf = stats.nodes.nodeOfWorkers(step.getWorkers());
   scheduling::Traffic traffic =
       scheduling::accountTraffic(problem, plan, nodeOf);
   // The rank programs' own time (rendezvous transfers), as lowered.
